@@ -1,0 +1,82 @@
+# cgkill: GNU make. make, make check, make demo, make bench, make fuzz,
+# make install (PREFIX, DESTDIR, BINDIR, LIBDIR, INCLUDEDIR, MANDIR).
+B ?= build
+VERSION := $(shell sed -n 's/^\#define CGK_VERSION "\(.*\)"/\1/p' include/cgkill.h)
+SOVERSION := 1
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+WARN := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral \
+	-Wmissing-prototypes -Wstrict-prototypes -Wvla
+CPPFLAGS += -D_GNU_SOURCE -Iinclude -Ilib
+ALL_CFLAGS = $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden
+
+LIB_SRC := $(sort $(wildcard lib/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
+TEST_SRC := $(sort $(wildcard tests/test-*.c))
+TEST_BIN := $(TEST_SRC:tests/%.c=$(B)/tests/%)
+TEST_LIB_SRC := $(filter-out $(TEST_SRC),$(wildcard tests/*.c))
+FUZZ_SRC := $(sort $(wildcard fuzz/fuzz-*.c))
+
+all: $(B)/libcgkill.a $(B)/libcgkill.so $(B)/cgkill
+
+$(B)/%.o: %.c include/cgkill.h lib/internal.h $(wildcard tests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(B)/libcgkill.a: $(LIB_OBJ)
+	rm -f $@; $(AR) rcs $@ $^
+
+$(B)/libcgkill.so: $(LIB_OBJ) lib/libcgkill.map
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libcgkill.so.$(SOVERSION) \
+		-Wl,--version-script=lib/libcgkill.map -o $@ $(LIB_OBJ)
+
+$(B)/cgkill: $(B)/cli/cgkill.o $(B)/libcgkill.a
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^
+
+$(B)/tests/%: $(B)/tests/%.o $(TEST_LIB_SRC:%.c=$(B)/%.o) $(B)/libcgkill.a
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ -lpthread
+
+tests: all $(TEST_BIN)
+
+# CGKILL_TEST_NO_SKIP=1 turns a skipped cgroup test into a failure (CI sets it).
+check: tests
+	CGKILL=$(abspath $(B)/cgkill) prove -f --exec "" $(TEST_BIN)
+
+# The same suite under AddressSanitizer and UndefinedBehaviorSanitizer.
+check-asan:
+	$(MAKE) check B=build-asan \
+		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+		LDFLAGS="-fsanitize=address,undefined"
+
+demo: all
+	./demo.sh
+
+bench: all
+	$(MAKE) -C bench FULL=$(FULL)
+
+fuzz: $(FUZZ_SRC:fuzz/%.c=$(B)/fuzz/%)
+$(B)/fuzz/%: fuzz/%.c $(LIB_SRC) include/cgkill.h lib/internal.h
+	@mkdir -p $(dir $@)
+	clang $(CPPFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC)
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)
+	install -m 755 $(B)/cgkill $(DESTDIR)$(BINDIR)/cgkill
+	install -m 644 $(B)/libcgkill.a $(DESTDIR)$(LIBDIR)/libcgkill.a
+	install -m 755 $(B)/libcgkill.so $(DESTDIR)$(LIBDIR)/libcgkill.so.$(VERSION)
+	ln -sf libcgkill.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libcgkill.so.$(SOVERSION)
+	ln -sf libcgkill.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libcgkill.so
+	install -m 644 include/cgkill.h $(DESTDIR)$(INCLUDEDIR)/cgkill.h
+
+clean:
+	rm -rf build build-asan
+
+.PHONY: all tests check check-asan demo bench fuzz install clean
+.DELETE_ON_ERROR:

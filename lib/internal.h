@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Internal interfaces of libcgkill. Calls go one way: kill.c -> target,
+ * guard -> backend-*.c -> signal.c -> tree.c -> util. */
+#ifndef CGK_INTERNAL_H
+#define CGK_INTERNAL_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cgkill.h"
+
+#define CGK_EXPORT __attribute__((visibility("default")))
+
+/* ---- util.c ---- */
+static inline void cgk_closep(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+}
+static inline void cgk_freep(void *p)
+{
+	free(*(void **)p);
+}
+#define _cleanup_close_ __attribute__((cleanup(cgk_closep)))
+#define _cleanup_free_ __attribute__((cleanup(cgk_freep)))
+
+uint64_t cgk_now_ms(void);	/* CLOCK_MONOTONIC */
+void cgk_sleep_ms(unsigned ms);
+/* Read a whole (pseudo-)file below dirfd to EOF; *buf is NUL-terminated. */
+int cgk_read_file_at(int dirfd, const char *name, char **buf, size_t *len);
+/* Write a string to a file below dirfd in one write(). */
+int cgk_write_file_at(int dirfd, const char *name, const char *text);
+
+/* A growable vector of pids. */
+struct cgk_pidvec {
+	size_t n, cap;
+	pid_t *v;
+};
+int cgk_pidvec_push(struct cgk_pidvec *vec, pid_t pid);
+void cgk_pidvec_sort(struct cgk_pidvec *vec);
+bool cgk_pidvec_has_sorted(const struct cgk_pidvec *vec, pid_t pid);
+void cgk_pidvec_free(struct cgk_pidvec *vec);
+
+/* ---- parse.c: pure parsers, fuzzed ---- */
+/* Parse a cgroup.procs / tasks list: one decimal pid a line. Appends; 0
+ * entries are kept (they mean "not in our pid namespace"). -EINVAL on junk. */
+int cgk_parse_pids(const char *buf, size_t len, struct cgk_pidvec *out);
+
+struct cgk_mount {
+	char path[4096];	/* mount point */
+	char root[4096];	/* root of the mount within the hierarchy */
+	int version;		/* 1 or 2 */
+	char controllers[256];	/* v1: "freezer", "cpu,cpuacct", "name=systemd" */
+};
+/* Parse /proc/self/mountinfo text, keeping cgroup and cgroup2 mounts.
+ * *out is malloc'ed; -EINVAL on a malformed cgroup line. */
+int cgk_parse_mountinfo(const char *buf, size_t len, struct cgk_mount **out,
+			size_t *n);
+/* Find the path of one hierarchy in /proc/PID/cgroup text: v2 when
+ * controllers is NULL, else the v1 line whose controller list equals it. */
+int cgk_parse_proc_cgroup(const char *buf, const char *controllers,
+			  char *path, size_t size);
+/* Does v1 controller list "a,b,name=c" contain controller c? */
+bool cgk_has_controller(const char *list, const char *controller);
+
+/* ---- target.c ---- */
+struct cgk_target {
+	int fd;			/* O_DIRECTORY fd of the target cgroup */
+	int version;		/* 1 or 2 */
+	char path[4096];	/* absolute path, as the kernel names the fd */
+	char rel[4096];		/* relative to the hierarchy root; "/" is root */
+	struct cgk_mount mount;	/* the mount it is on */
+	bool is_root;
+};
+/* Resolve path (absolute, or relative to the v2 mount) without following
+ * symlinks; check it is a cgroup directory. Fills msg on error. */
+int cgk_target_open(const char *path, struct cgk_target *t, char *msg,
+		    size_t msgsize);
+int cgk_target_from_fd(int fd, struct cgk_target *t, char *msg,
+		       size_t msgsize);
+void cgk_target_close(struct cgk_target *t);
+int cgk_mounts_read(struct cgk_mount **out, size_t *n);
+
+/* ---- run state shared by backends ---- */
+struct cgk_run {
+	const struct cgk_options *opts;
+	struct cgk_report *rep;
+	struct cgk_target *t;
+	int procfd;		/* /proc */
+	pid_t self;
+	/* pids signalled with the current signal (sorted lazily) */
+	struct cgk_pidvec done;
+	/* v1 pids controller clamp, for loop: restored by the backend */
+};
+
+/* Set rep->error and rep->message ("PATH: what (ERRNO)"); returns err. */
+int cgk_fail(struct cgk_run *run, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- tree.c ---- */
+/* Call fn for the target and every descendant cgroup, parents first.
+ * rel is relative to the target ("" for the target). A cgroup that vanishes
+ * during the walk is skipped. Stops at the first negative return. */
+typedef int (*cgk_visit_fn)(struct cgk_run *run, int cgfd, const char *rel,
+			    void *arg);
+int cgk_tree_walk(struct cgk_run *run, cgk_visit_fn fn, void *arg);
+/* Read cgroup.procs of cgfd to EOF; -ENOENT if the cgroup vanished,
+ * -EOPNOTSUPP in a threaded cgroup. */
+int cgk_read_procs(int cgfd, struct cgk_pidvec *out);
+/* Count processes left in the subtree (PID 0 entries included). */
+int cgk_tree_count(struct cgk_run *run, unsigned *procs, unsigned *cgroups);
+/* List the processes of the subtree, with comm and state. */
+int cgk_tree_list(struct cgk_run *run, struct cgk_process_list *out);
+
+/* ---- signal.c ---- */
+/* One pass over the subtree: every listed process not yet in run->done gets
+ * sig through a pidfd once its membership is confirmed. *fresh counts the
+ * processes signalled (or found unreachable) for the first time. */
+int cgk_signal_pass(struct cgk_run *run, int sig, unsigned *fresh);
+
+/* ---- backends: one file each ---- */
+struct cgk_backend_ops {
+	enum cgk_backend id;
+	/* 0 if this backend can serve the target and signal, else -errno
+	 * (-EOPNOTSUPP: not this kind of hierarchy or signal; -ENOENT: the
+	 * kernel lacks the file). No side effects. */
+	int (*probe)(struct cgk_run *run, int sig);
+	/* Deliver sig to every process of the subtree. */
+	int (*send)(struct cgk_run *run, int sig);
+};
+extern const struct cgk_backend_ops cgk_backend_kernel;
+extern const struct cgk_backend_ops cgk_backend_freeze;
+extern const struct cgk_backend_ops cgk_backend_v1_freeze;
+extern const struct cgk_backend_ops cgk_backend_loop;
+
+/* ---- wait.c ---- */
+/* Wait until the subtree is empty or deadline_ms (absolute, cgk_now_ms)
+ * passes: 0 if empty, -ETIMEDOUT otherwise. */
+int cgk_wait_empty(struct cgk_run *run, uint64_t deadline_ms);
+
+/* ---- guard.c ---- */
+int cgk_guard_check(struct cgk_run *run);
+
+#endif
