@@ -120,7 +120,7 @@ struct cgk_report {
 	uint64_t signal_ms;	/* time spent sending the signals */
 	uint64_t empty_ms;	/* from the start until empty (if emptied) */
 	int error;		/* negative errno of the failure, 0 if none */
-	char message[512];	/* what failed, naming the cgroup; "" if none */
+	char message[4608];	/* what failed, naming the cgroup; "" if none */
 };
 
 int cgk_kill(const char *path, const struct cgk_options *opts,
@@ -142,6 +142,16 @@ const char *cgk_signal_name(int sig, char *buf, size_t size);
 
 /* "250ms", "10s", "2m", "1.5s"; a bare number is seconds. */
 int cgk_parse_duration(const char *text, uint64_t *ms);
+
+/* A mounted cgroup hierarchy and the backends that can serve it. */
+struct cgk_hierarchy {
+	char path[4096];	/* mount point */
+	int version;		/* 2 or 1 */
+	char controllers[256];	/* v1: "freezer", "cpu,cpuacct", "name=systemd" */
+	unsigned backends;	/* bit (1u << enum cgk_backend) for each */
+};
+/* Every cgroup hierarchy in /proc/self/mountinfo; *out is malloc'ed. */
+int cgk_list_hierarchies(struct cgk_hierarchy **out, size_t *n);
 
 /* The cgroup v2 directory that holds pid, as an absolute path. */
 int cgk_cgroup_of_pid(pid_t pid, char *buf, size_t size);

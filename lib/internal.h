@@ -45,6 +45,16 @@ void cgk_pidvec_sort(struct cgk_pidvec *vec);
 bool cgk_pidvec_has_sorted(const struct cgk_pidvec *vec, pid_t pid);
 void cgk_pidvec_free(struct cgk_pidvec *vec);
 
+/* A set of pids (open addressing; 0 is never stored). */
+struct cgk_pidset {
+	size_t n, cap;
+	pid_t *v;
+};
+/* 1 if added, 0 if already there, -ENOMEM. */
+int cgk_pidset_add(struct cgk_pidset *set, pid_t pid);
+bool cgk_pidset_has(const struct cgk_pidset *set, pid_t pid);
+void cgk_pidset_free(struct cgk_pidset *set);
+
 /* ---- parse.c: pure parsers, fuzzed ---- */
 /* Parse a cgroup.procs / tasks list: one decimal pid a line. Appends; 0
  * entries are kept (they mean "not in our pid namespace"). -EINVAL on junk. */
@@ -92,9 +102,11 @@ struct cgk_run {
 	struct cgk_target *t;
 	int procfd;		/* /proc */
 	pid_t self;
-	/* pids signalled with the current signal (sorted lazily) */
-	struct cgk_pidvec done;
-	/* v1 pids controller clamp, for loop: restored by the backend */
+	/* pids already handled with the current signal (signalled, gone or
+	 * not permitted): each process gets a signal once. */
+	struct cgk_pidset done;
+	bool self_seen;		/* the caller is in the target (--force) */
+	size_t batch;		/* pidfds open at once, under RLIMIT_NOFILE */
 };
 
 /* Set rep->error and rep->message ("PATH: what (ERRNO)"); returns err. */
@@ -136,11 +148,17 @@ extern const struct cgk_backend_ops cgk_backend_kernel;
 extern const struct cgk_backend_ops cgk_backend_freeze;
 extern const struct cgk_backend_ops cgk_backend_v1_freeze;
 extern const struct cgk_backend_ops cgk_backend_loop;
+/* backend-loop.c, shared with backend-v1.c: passes until one finds nothing
+ * new (bounded by deadline, cgk_now_ms); with SIGKILL and settle_kill, go on
+ * while killed processes leave, to catch children of dying parents. */
+int cgk_loop_passes(struct cgk_run *run, int sig, uint64_t deadline, bool settle_kill);
 
 /* ---- wait.c ---- */
 /* Wait until the subtree is empty or deadline_ms (absolute, cgk_now_ms)
  * passes: 0 if empty, -ETIMEDOUT otherwise. */
 int cgk_wait_empty(struct cgk_run *run, uint64_t deadline_ms);
+/* "key 0|1" from an open cgroup.events: 0 or 1, or -errno. */
+int cgk_events_value(int fd, const char *key);
 
 /* ---- guard.c ---- */
 int cgk_guard_check(struct cgk_run *run);

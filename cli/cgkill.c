@@ -1,0 +1,410 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* cgkill: kill every process in a cgroup and its descendants. Options,
+ * messages and exit codes; the work is done by libcgkill. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgkill.h"
+
+enum {
+	EXIT_DONE = 0,
+	EXIT_ERROR = 1,
+	EXIT_USAGE = 2,
+	EXIT_TIMEOUT = 3,
+	EXIT_REFUSED = 4,
+};
+
+struct cli {
+	struct cgk_options opts;
+	bool wait_set, verbose, quiet, json, print;
+};
+
+static void usage(FILE *out)
+{
+	fputs("Usage:\n"
+	      " cgkill [options] <cgroup>...\n"
+	      " cgkill [options] --pid <pid>...\n"
+	      " cgkill -l [<signal>] | -L\n"
+	      "\n"
+	      "Kill every process in a cgroup and in all of its descendant cgroups.\n"
+	      "<cgroup> is a path into a mounted cgroup hierarchy, or a path relative\n"
+	      "to the cgroup v2 mount as /proc/<pid>/cgroup shows it.\n"
+	      "\n"
+	      "Options:\n"
+	      " -s, --signal <signal>        signal to send (name or number; default KILL)\n"
+	      " -b, --backend <name>         auto, kernel, freeze, v1-freeze or loop\n"
+	      " -w, --wait[=<duration>]      wait until the tree is empty (default 10s)\n"
+	      "     --no-wait                return once the signals are sent\n"
+	      "     --timeout <duration> <signal>\n"
+	      "                              after <duration>, send <signal> to what is left\n"
+	      "     --pid <pid>              target the cgroup v2 that holds <pid>\n"
+	      " -p, --print                  list what would be signalled, change nothing\n"
+	      " -n, --dry-run                same as --print\n"
+	      " -j, --json                   write a JSON report to standard output\n"
+	      " -f, --force                  override the self, PID 1 and protected guards\n"
+	      " -i, --interactive            ask before signalling\n"
+	      "     --protected <file>       protected-cgroup list (default /etc/cgkill/protected)\n"
+	      "     --list-hierarchies       show the cgroup hierarchies and their backends\n"
+	      " -l, --list[=<signal>]        list signal names, or convert one\n"
+	      " -L, --table                  list signal names and numbers\n"
+	      " -v, --verbose                report what is done and progress while waiting\n"
+	      " -q, --quiet                  print errors only\n"
+	      "\n"
+	      " -h, --help                   display this help\n"
+	      " -V, --version                display version\n"
+	      "\n"
+	      "Exit status: 0 done and empty, 1 error, 2 usage, 3 timed out (survivors\n"
+	      "listed), 4 refused by a guard rail.\n"
+	      "\n"
+	      "For more details see cgkill(1).\n",
+	      out);
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2))) usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("cgkill: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'cgkill --help' for more information.\n", stderr);
+	exit(EXIT_USAGE);
+}
+
+static int parse_signal(const char *text)
+{
+	int sig;
+
+	if (cgk_signal_from_name(text, &sig) < 0)
+		usage_error("unknown signal: %s", text);
+	return sig;
+}
+
+static uint64_t parse_duration(const char *text)
+{
+	uint64_t ms;
+
+	if (cgk_parse_duration(text, &ms) < 0)
+		usage_error("invalid duration: %s (use a number with ms, s or m)", text);
+	return ms;
+}
+
+static int list_signals(const char *arg)
+{
+	char buf[32];
+
+	if (arg) {
+		char *end;
+		long num = strtol(arg, &end, 10);
+
+		/* A number converts to its name (exit statuses above 128 too). */
+		if (*arg && !*end) {
+			const char *name = cgk_signal_name((int)(num > 128 ? num - 128 : num), buf, sizeof(buf));
+
+			if (!name)
+				usage_error("unknown signal: %s", arg);
+			puts(name);
+			return EXIT_DONE;
+		}
+		printf("%d\n", parse_signal(arg));
+		return EXIT_DONE;
+	}
+	for (int sig = 1; sig <= SIGRTMAX; sig++) {
+		const char *name = cgk_signal_name(sig, buf, sizeof(buf));
+
+		if (name)
+			printf("%s%c", name, sig % 8 == 0 || sig == SIGRTMAX ? '\n' : ' ');
+	}
+	return EXIT_DONE;
+}
+
+static int print_table(void)
+{
+	char buf[32];
+
+	for (int sig = 1; sig <= SIGRTMAX; sig++) {
+		const char *name = cgk_signal_name(sig, buf, sizeof(buf));
+
+		if (name)
+			printf("%2d %-8s%s", sig, name, sig % 7 == 0 || sig == SIGRTMAX ? "\n" : " ");
+	}
+	return EXIT_DONE;
+}
+
+static int list_hierarchies(void)
+{
+	struct cgk_hierarchy *h = NULL;
+	size_t n = 0;
+	int r = cgk_list_hierarchies(&h, &n);
+
+	if (r < 0) {
+		fprintf(stderr, "cgkill: cannot read /proc/self/mountinfo (%s)\n", strerrorname_np(-r));
+		return EXIT_ERROR;
+	}
+	printf("%-32s %-4s %-20s %s\n", "MOUNT", "TYPE", "CONTROLLERS", "BACKENDS");
+	for (size_t i = 0; i < n; i++) {
+		char backends[128] = "";
+
+		for (int b = CGK_BACKEND_KERNEL; b < CGK_BACKEND_COUNT_; b++)
+			if (h[i].backends & (1u << b)) {
+				if (*backends)
+					strcat(backends, ",");
+				strcat(backends, cgk_backend_name(b));
+			}
+		printf("%-32s %-4s %-20s %s\n", h[i].path, h[i].version == 2 ? "v2" : "v1",
+		       *h[i].controllers ? h[i].controllers : "-", backends);
+	}
+	free(h);
+	return EXIT_DONE;
+}
+
+static bool confirm(const char *path, unsigned procs, unsigned cgroups, void *userdata)
+{
+	const struct cli *cli = userdata;
+	char answer[16], buf[32];
+
+	fprintf(stderr, "cgkill: send %s to %u process(es) in %u cgroup(s) under %s? [y/N] ",
+		cgk_signal_name(cli->opts.signal, buf, sizeof(buf)), procs, cgroups, path);
+	fflush(stderr);
+	if (!fgets(answer, sizeof(answer), stdin))
+		return false;
+	answer[strcspn(answer, "\n")] = '\0';
+	return strcasecmp(answer, "y") == 0 || strcasecmp(answer, "yes") == 0;
+}
+
+static void progress(const char *path, unsigned left, uint64_t waited_ms, void *userdata)
+{
+	(void)userdata;
+	fprintf(stderr, "cgkill: %s: %u process(es) left after %llu ms\n", path, left,
+		(unsigned long long)waited_ms);
+}
+
+static void print_processes(FILE *out, const struct cgk_process_list *l, const char *indent)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		const struct cgk_process *p = &l->v[i];
+
+		fprintf(out, "%s%d\t%c\t%s\t", indent, p->pid, p->state, *p->cgroup ? p->cgroup : ".");
+		/* comm is arbitrary bytes: do not let it drive the terminal. */
+		for (const char *c = p->comm; *c; c++)
+			fputc((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c, out);
+		fputc('\n', out);
+	}
+}
+
+static int exit_status(const struct cgk_report *rep, int r)
+{
+	if (r >= 0)
+		return EXIT_DONE;
+	if (rep->refused != CGK_GUARD_NONE)
+		return EXIT_REFUSED;
+	if (r == -ETIMEDOUT && rep->waited && !rep->emptied)
+		return EXIT_TIMEOUT;
+	return EXIT_ERROR;
+}
+
+static void tell(const struct cli *cli, const struct cgk_report *rep, int r)
+{
+	char buf[32];
+
+	if (r < 0) {
+		fprintf(stderr, "cgkill: %s\n", rep->message);
+		if (!cli->quiet && rep->survivors.n) {
+			fprintf(stderr, "cgkill: survivors (pid, state, cgroup, comm):\n");
+			print_processes(stderr, &rep->survivors, "  ");
+		}
+		return;
+	}
+	if (cli->print && !cli->json)
+		print_processes(stdout, &rep->listed, "");
+	if (!cli->verbose || cli->quiet || cli->print)
+		return;
+	fprintf(stderr, "cgkill: %s: %s via %s", rep->path,
+		cgk_signal_name(rep->signals[0], buf, sizeof(buf)) ?: "?", cgk_backend_name(rep->backend));
+	if (rep->fell_back_from != CGK_BACKEND_AUTO)
+		fprintf(stderr, " (fell back from %s: %s)", cgk_backend_name(rep->fell_back_from),
+			strerrorname_np(rep->fallback_errno) ?: "?");
+	fprintf(stderr, ", %u cgroup(s)", rep->cgroups);
+	if (rep->backend != CGK_BACKEND_KERNEL)
+		fprintf(stderr, ", %u process(es) signalled", rep->signalled);
+	if (rep->unreachable)
+		fprintf(stderr, ", %u outside our pid namespace", rep->unreachable);
+	if (rep->not_permitted)
+		fprintf(stderr, ", %u not permitted", rep->not_permitted);
+	fprintf(stderr, ", signals sent in %llu ms", (unsigned long long)rep->signal_ms);
+	if (rep->emptied)
+		fprintf(stderr, ", empty after %llu ms", (unsigned long long)rep->empty_ms);
+	fputc('\n', stderr);
+}
+
+enum {
+	OPT_NO_WAIT = 0x100,
+	OPT_TIMEOUT,
+	OPT_PID,
+	OPT_PROTECTED,
+	OPT_LIST_HIERARCHIES,
+};
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "signal", required_argument, NULL, 's' },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "wait", optional_argument, NULL, 'w' },
+		{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "print", no_argument, NULL, 'p' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "interactive", no_argument, NULL, 'i' },
+		{ "protected", required_argument, NULL, OPT_PROTECTED },
+		{ "list-hierarchies", no_argument, NULL, OPT_LIST_HIERARCHIES },
+		{ "list", optional_argument, NULL, 'l' },
+		{ "table", no_argument, NULL, 'L' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 },
+	};
+	struct cli cli = { .opts = CGK_OPTIONS_INIT };
+	char **targets = calloc((size_t)argc + 1, sizeof(char *));
+	size_t n_targets = 0;
+	int c;
+
+	if (!targets)
+		return EXIT_ERROR;
+	while ((c = getopt_long(argc, argv, "s:b:w::pnjfil::LvqhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			cli.opts.signal = parse_signal(optarg);
+			break;
+		case 'b':
+			if (cgk_backend_from_name(optarg, &cli.opts.backend) < 0)
+				usage_error("unknown backend: %s (auto, kernel, freeze, v1-freeze, loop)", optarg);
+			break;
+		case 'w':
+			cli.wait_set = true;
+			cli.opts.wait_ms = optarg ? parse_duration(optarg) : 10000;
+			if (!cli.opts.wait_ms)
+				usage_error("--wait needs a duration above 0; use --no-wait not to wait");
+			break;
+		case OPT_NO_WAIT:
+			cli.wait_set = true;
+			cli.opts.wait_ms = 0;
+			break;
+		case OPT_TIMEOUT: {
+			struct cgk_escalation *e;
+
+			if (optind >= argc)
+				usage_error("--timeout needs a duration and a signal");
+			if (cli.opts.n_escalations == CGK_MAX_ESCALATIONS)
+				usage_error("at most %d --timeout steps", CGK_MAX_ESCALATIONS);
+			e = &cli.opts.escalations[cli.opts.n_escalations++];
+			e->after_ms = parse_duration(optarg);
+			e->signal = parse_signal(argv[optind++]);
+			break;
+		}
+		case OPT_PID: {
+			char *end, path[4096];
+			long pid = strtol(optarg, &end, 10);
+			int r;
+
+			if (!*optarg || *end || pid <= 0 || pid > INT32_MAX)
+				usage_error("invalid pid: %s", optarg);
+			r = cgk_cgroup_of_pid((pid_t)pid, path, sizeof(path));
+			if (r < 0) {
+				fprintf(stderr, "cgkill: pid %ld: cannot find its cgroup v2 (%s)\n", pid,
+					strerrorname_np(-r) ?: "?");
+				return EXIT_ERROR;
+			}
+			targets[n_targets++] = strdup(path);
+			break;
+		}
+		case 'p':
+		case 'n':
+			cli.print = true;
+			cli.opts.flags |= CGK_DRY_RUN;
+			break;
+		case 'j':
+			cli.json = true;
+			break;
+		case 'f':
+			cli.opts.flags |= CGK_FORCE;
+			break;
+		case 'i':
+			cli.opts.confirm = confirm;
+			break;
+		case OPT_PROTECTED:
+			cli.opts.protected_file = optarg;
+			break;
+		case OPT_LIST_HIERARCHIES:
+			return list_hierarchies();
+		case 'l':
+			if (!optarg && optind < argc && argv[optind][0] != '-')
+				optarg = argv[optind++];
+			return list_signals(optarg);
+		case 'L':
+			return print_table();
+		case 'v':
+			cli.verbose = true;
+			cli.opts.progress = progress;
+			break;
+		case 'q':
+			cli.quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_DONE;
+		case 'V':
+			printf("cgkill %s\n", CGK_VERSION);
+			return EXIT_DONE;
+		default:
+			fputs("Try 'cgkill --help' for more information.\n", stderr);
+			return EXIT_USAGE;
+		}
+	}
+	while (optind < argc)
+		targets[n_targets++] = argv[optind++];
+	if (!n_targets)
+		usage_error("no cgroup specified");
+	/* Waiting is the default for KILL and for escalations; a graceful
+	 * signal alone returns once it is sent unless --wait asks. */
+	if (!cli.wait_set && cli.opts.signal != SIGKILL && !cli.opts.n_escalations)
+		cli.opts.wait_ms = 0;
+	if (cli.quiet)
+		cli.opts.progress = NULL;
+	cli.opts.userdata = &cli;
+
+	struct cgk_report *reports = calloc(n_targets, sizeof(*reports));
+	const struct cgk_report **list = calloc(n_targets, sizeof(*list));
+	int worst = EXIT_DONE;
+
+	if (!reports || !list)
+		return EXIT_ERROR;
+	for (size_t i = 0; i < n_targets; i++) {
+		int r = cgk_kill(targets[i], &cli.opts, &reports[i]);
+		int status = exit_status(&reports[i], r);
+
+		tell(&cli, &reports[i], r);
+		if (status > worst)
+			worst = status;
+		list[i] = &reports[i];
+	}
+	if (cli.json && cgk_report_json(list, n_targets, stdout) < 0) {
+		fprintf(stderr, "cgkill: cannot write the JSON report\n");
+		worst = EXIT_ERROR;
+	}
+	for (size_t i = 0; i < n_targets; i++)
+		cgk_report_free(&reports[i]);
+	return worst;
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The kernel's own button: "1" into cgroup.kill (cgroup v2, Linux 5.14+).
+ * SIGKILL only; the kernel handles forks and migrations racing the kill. */
+#include <fcntl.h>
+
+#include "internal.h"
+
+static int kernel_probe(struct cgk_run *run, int sig)
+{
+	if (run->t->version != 2 || sig != SIGKILL)
+		return -EOPNOTSUPP;
+	if (faccessat(run->t->fd, "cgroup.kill", F_OK, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+static int kernel_send(struct cgk_run *run, int sig)
+{
+	int r;
+
+	(void)sig;
+	r = cgk_write_file_at(run->t->fd, "cgroup.kill", "1");
+	if (r < 0)
+		return cgk_fail(run, r, "cannot write cgroup.kill");
+	return 0;
+}
+
+const struct cgk_backend_ops cgk_backend_kernel = {
+	.id = CGK_BACKEND_KERNEL,
+	.probe = kernel_probe,
+	.send = kernel_send,
+};

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * No freezer: signal what the process lists show, again and again, until a
+ * pass finds nothing that has not been signalled. Works on any hierarchy
+ * (v1 pids, name=systemd, ..., or v2) and with any signal.
+ *
+ * Where the target has pids.max (v1 pids hierarchy, or v2 with the pids
+ * controller enabled above it) it is clamped to 0 while the passes run, so a
+ * fork bomb cannot grow; the limit is hierarchical, so the clamp on the
+ * target bounds the whole subtree. The old value is put back on every path.
+ * The clamp applies to every signal: it lasts only as long as the passes.
+ *
+ * Without a freezer a SIGKILLed process can finish a fork it had started
+ * after its pass read the list, and the child shows up in cgroup.procs a
+ * little later (the kernel's cgroup.kill closes this race with kill_seq; we
+ * cannot). So with SIGKILL the passes go on while the subtree still shrinks:
+ * a parent can only add a child while it still exists.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define LOOP_BUDGET_MS 10000	/* the whole send */
+#define MAX_PASSES 1000		/* passes that keep finding new processes */
+#define SETTLE_MS 2000		/* SIGKILL: watching killed processes go */
+#define STALL_MS 100		/* ... until the count stops falling this long */
+#define SETTLE_DELAY_MAX_MS 16
+
+static int loop_probe(struct cgk_run *run, int sig)
+{
+	(void)run;
+	(void)sig;
+	return 0;
+}
+
+struct live {
+	pid_t self;
+	unsigned n;
+};
+
+static int live_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg)
+{
+	struct live *live = arg;
+	struct cgk_pidvec pids = { 0 };
+	int r = cgk_read_procs(cgfd, &pids);
+
+	(void)run;
+	(void)rel;
+	if (r == -ENOENT)
+		return 0;
+	for (size_t i = 0; r >= 0 && i < pids.n; i++)
+		if (pids.v[i] != 0 && pids.v[i] != live->self)
+			live->n++;
+	cgk_pidvec_free(&pids);
+	return r;
+}
+
+/* Processes we could reach that are still listed in the subtree. */
+static int count_live(struct cgk_run *run, unsigned *n)
+{
+	struct live live = { .self = run->self };
+	int r = cgk_tree_walk(run, live_visit, &live);
+
+	*n = live.n;
+	return r;
+}
+
+/* After SIGKILL: re-list while the killed processes go away, signalling any
+ * child that a dying parent managed to add. Stops when nothing reachable is
+ * left, when the count stops falling (D state, kernel threads, EPERM, a
+ * frozen ancestor: the caller's wait reports those), or at the bound. */
+static int settle(struct cgk_run *run, int sig, uint64_t deadline)
+{
+	uint64_t now = cgk_now_ms(), stall_since = now;
+	unsigned last = UINT_MAX, delay = 1;
+
+	if (now + SETTLE_MS < deadline)
+		deadline = now + SETTLE_MS;
+	for (;;) {
+		unsigned n, fresh;
+		int r = count_live(run, &n);
+
+		if (r < 0)
+			return cgk_fail(run, r, "cannot list the processes of %s", run->rep->path);
+		now = cgk_now_ms();
+		if (n == 0 || now >= deadline)
+			return 0;
+		if (n < last) {
+			last = n;
+			stall_since = now;
+		} else if (now - stall_since >= STALL_MS) {
+			return 0;
+		}
+		cgk_sleep_ms(delay);
+		if (delay < SETTLE_DELAY_MAX_MS)
+			delay *= 2;
+		r = cgk_signal_pass(run, sig, &fresh);
+		if (r < 0)
+			return r;
+		if (fresh) {
+			last = UINT_MAX;
+			delay = 1;
+		}
+	}
+}
+
+int cgk_loop_passes(struct cgk_run *run, int sig, uint64_t deadline, bool settle_kill)
+{
+	unsigned fresh = 0, passes = 0;
+	int r;
+
+	/* No pause between passes: a pass that found something is followed at
+	 * once by another, which catches children forked meanwhile; measured
+	 * against a bounded fork bomb, sleeping only added passes. */
+	do
+		r = cgk_signal_pass(run, sig, &fresh);
+	while (r >= 0 && fresh && ++passes < MAX_PASSES && cgk_now_ms() < deadline);
+	if (r < 0)
+		return r;
+	if (fresh)
+		return cgk_fail(run, -EAGAIN, "%s: processes kept appearing after %u passes",
+				run->rep->path, passes);
+	if (sig == SIGKILL && settle_kill)
+		return settle(run, sig, deadline);
+	return 0;
+}
+
+struct clamp {
+	struct cgk_run *run;
+	bool active;
+	char old[32];
+};
+
+/* pids.max to 0, remembering the old value; no pids.max, no clamp. A clamp
+ * that cannot be set is not fatal: the passes still do the work. */
+static int clamp_set(struct clamp *c)
+{
+	_cleanup_free_ char *buf = NULL;
+	int r = cgk_read_file_at(c->run->t->fd, "pids.max", &buf, NULL);
+	size_t n;
+
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	n = strcspn(buf, "\n");
+	if (n == 0 || n >= sizeof(c->old))
+		return -EINVAL;
+	memcpy(c->old, buf, n);
+	c->old[n] = '\0';
+	if (strcmp(c->old, "0") == 0)
+		return 0;	/* already clamped by someone: leave it be */
+	r = cgk_write_file_at(c->run->t->fd, "pids.max", "0");
+	if (r < 0)
+		return r;
+	c->active = true;
+	return 0;
+}
+
+static int clamp_restore(struct clamp *c)
+{
+	int r;
+
+	if (!c->active)
+		return 0;
+	r = cgk_write_file_at(c->run->t->fd, "pids.max", c->old);
+	/* Vanished with its cgroup: nothing left to restore. */
+	if (r == -ENOENT || r == -ENODEV)
+		r = 0;
+	if (r == 0)
+		c->active = false;
+	return r;
+}
+
+static void clamp_cleanup(struct clamp *c)
+{
+	(void)clamp_restore(c);
+}
+
+static int loop_send(struct cgk_run *run, int sig)
+{
+	__attribute__((cleanup(clamp_cleanup))) struct clamp clamp = { .run = run };
+	uint64_t deadline = cgk_now_ms() + LOOP_BUDGET_MS;
+	int r;
+
+	(void)clamp_set(&clamp);
+	r = cgk_loop_passes(run, sig, deadline, true);
+	int t = clamp_restore(&clamp);
+	if (t < 0 && r >= 0)
+		r = cgk_fail(run, t, "cannot restore pids.max of %s to %s", run->rep->path,
+			     clamp.old);
+	return r;
+}
+
+const struct cgk_backend_ops cgk_backend_loop = {
+	.id = CGK_BACKEND_LOOP,
+	.probe = loop_probe,
+	.send = loop_send,
+};

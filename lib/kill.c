@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cgk_kill(): resolve the target, check the guard rails, pick a backend
+ * (falling back when one cannot start), send the signal and any escalation,
+ * wait for the subtree to empty, and fill the report.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "internal.h"
+
+static const struct cgk_backend_ops *const backends[CGK_BACKEND_COUNT_] = {
+	[CGK_BACKEND_KERNEL] = &cgk_backend_kernel,
+	[CGK_BACKEND_FREEZE] = &cgk_backend_freeze,
+	[CGK_BACKEND_V1_FREEZE] = &cgk_backend_v1_freeze,
+	[CGK_BACKEND_LOOP] = &cgk_backend_loop,
+};
+
+int cgk_fail(struct cgk_run *run, int err, const char *fmt, ...)
+{
+	struct cgk_report *rep = run->rep;
+	char what[384];
+	va_list ap;
+
+	/* The first failure is the one worth telling. */
+	if (rep->error)
+		return err;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	rep->error = err;
+	snprintf(rep->message, sizeof(rep->message), "%s: %s (%s)", rep->path, what,
+		 strerrorname_np(-err) ?: "?");
+	return err;
+}
+
+static void clear_error(struct cgk_report *rep)
+{
+	rep->error = 0;
+	rep->message[0] = '\0';
+}
+
+/* Errors that mean a backend could not start, not that it half-worked:
+ * the next one may serve (cgroup.kill is not delegated by default). */
+static bool can_fall_back(int err)
+{
+	return err == -EACCES || err == -EPERM || err == -ENOENT || err == -EROFS;
+}
+
+static int send_signal(struct cgk_run *run, int sig)
+{
+	const struct cgk_options *opts = run->opts;
+	struct cgk_report *rep = run->rep;
+	int r = -EOPNOTSUPP;
+
+	cgk_pidset_free(&run->done);
+	if (rep->n_signals < CGK_MAX_SIGNALS)
+		rep->signals[rep->n_signals++] = sig;
+
+	if (opts->backend != CGK_BACKEND_AUTO) {
+		const struct cgk_backend_ops *ops = backends[opts->backend];
+
+		r = ops->probe(run, sig);
+		if (r < 0)
+			return cgk_fail(run, r, "the %s backend cannot serve this cgroup%s",
+					cgk_backend_name(opts->backend),
+					sig != SIGKILL && opts->backend == CGK_BACKEND_KERNEL ?
+					" (it sends SIGKILL only)" : "");
+		rep->backend = opts->backend;
+		return ops->send(run, sig);
+	}
+
+	for (int b = CGK_BACKEND_KERNEL; b < CGK_BACKEND_COUNT_; b++) {
+		const struct cgk_backend_ops *ops = backends[b];
+
+		r = ops->probe(run, sig);
+		if (r == -EOPNOTSUPP)
+			continue;	/* not this kind of hierarchy or signal */
+		if (r >= 0) {
+			rep->backend = b;
+			r = ops->send(run, sig);
+			if (r >= 0 || !can_fall_back(r))
+				return r;
+			clear_error(rep);
+		}
+		if (rep->fell_back_from == CGK_BACKEND_AUTO) {
+			rep->fell_back_from = b;
+			rep->fallback_errno = -r;
+		}
+	}
+	return cgk_fail(run, r, "no backend can signal this cgroup");
+}
+
+static int check_options(struct cgk_run *run)
+{
+	const struct cgk_options *o = run->opts;
+	bool bad = o->signal <= 0 || o->signal > SIGRTMAX || o->backend < 0 ||
+		   o->backend >= CGK_BACKEND_COUNT_ || o->n_escalations > CGK_MAX_ESCALATIONS;
+
+	for (unsigned i = 0; !bad && i < o->n_escalations; i++)
+		bad = o->escalations[i].signal <= 0 || o->escalations[i].signal > SIGRTMAX;
+	return bad ? cgk_fail(run, -EINVAL, "invalid options (signal, backend or escalation)") : 0;
+}
+
+/* cgroup.procs of a threaded cgroup cannot list processes and the kernel
+ * refuses cgroup.kill there: its processes belong to its threaded domain. */
+static int check_threaded(struct cgk_run *run)
+{
+	_cleanup_free_ char *type = NULL;
+
+	if (run->t->version != 2 || cgk_read_file_at(run->t->fd, "cgroup.type", &type, NULL) < 0)
+		return 0;
+	if (strncmp(type, "threaded", 8) == 0)
+		return cgk_fail(run, -EOPNOTSUPP,
+				"threaded cgroup cannot be killed as a whole; kill its threaded domain");
+	return 0;
+}
+
+static int wait_empty(struct cgk_run *run, uint64_t deadline)
+{
+	int r;
+
+	run->rep->waited = true;
+	r = cgk_wait_empty(run, deadline);
+	if (r == 0)
+		run->rep->emptied = true;
+	return r;
+}
+
+static int run_target(struct cgk_target *t, const struct cgk_options *opts,
+		      struct cgk_report *rep)
+{
+	struct cgk_run run = { .opts = opts, .rep = rep, .t = t, .self = getpid() };
+	struct rlimit nofile;
+	uint64_t start;
+	int r;
+
+	snprintf(rep->path, sizeof(rep->path), "%s", t->path);
+	rep->hierarchy = t->version;
+	run.batch = 1024;
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur / 2 < run.batch)
+		run.batch = nofile.rlim_cur > 64 ? nofile.rlim_cur / 2 : 16;
+	run.procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (run.procfd < 0)
+		return cgk_fail(&run, -errno, "cannot open /proc");
+
+	r = check_options(&run);
+	if (r >= 0)
+		r = check_threaded(&run);
+	if (r >= 0)
+		r = cgk_guard_check(&run);
+	if (r < 0)
+		goto out;
+
+	if (opts->flags & CGK_DRY_RUN) {
+		r = cgk_tree_list(&run, &rep->listed);
+		if (r < 0)
+			cgk_fail(&run, r, "cannot list the processes");
+		goto out;
+	}
+	if (opts->confirm) {
+		unsigned procs = 0, cgroups = 0;
+
+		r = cgk_tree_count(&run, &procs, &cgroups);
+		if (r < 0) {
+			cgk_fail(&run, r, "cannot count the processes");
+			goto out;
+		}
+		if (!opts->confirm(rep->path, procs, cgroups, opts->userdata)) {
+			rep->refused = CGK_GUARD_DECLINED;
+			r = cgk_fail(&run, -ECANCELED, "not confirmed, nothing signalled");
+			goto out;
+		}
+	}
+
+	start = cgk_now_ms();
+	r = send_signal(&run, opts->signal);
+	for (unsigned i = 0; r >= 0 && !run.self_seen && i < opts->n_escalations; i++) {
+		const struct cgk_escalation *e = &opts->escalations[i];
+
+		r = wait_empty(&run, cgk_now_ms() + e->after_ms);
+		if (r == 0)
+			break;
+		r = r == -ETIMEDOUT ? send_signal(&run, e->signal) : cgk_fail(&run, r, "cannot wait");
+	}
+	rep->signal_ms = cgk_now_ms() - start;
+
+	/* With --force on our own cgroup: we go last, like everyone else. */
+	if (r >= 0 && run.self_seen) {
+		kill(run.self, rep->signals[rep->n_signals - 1]);
+		goto out;
+	}
+	if (r >= 0 && !rep->emptied && opts->wait_ms) {
+		r = wait_empty(&run, cgk_now_ms() + opts->wait_ms);
+		if (r == -ETIMEDOUT) {
+			cgk_tree_list(&run, &rep->survivors);
+			cgk_fail(&run, r, "%zu process(es) left after waiting %llu ms",
+				 rep->survivors.n, (unsigned long long)opts->wait_ms);
+		} else if (r < 0) {
+			cgk_fail(&run, r, "cannot wait for the cgroup to empty");
+		}
+	}
+	if (rep->emptied)
+		rep->empty_ms = cgk_now_ms() - start;
+	/* The kernel backend does not walk the tree: count it for the report. */
+	if (!rep->cgroups)
+		cgk_tree_count(&run, NULL, &rep->cgroups);
+out:
+	cgk_pidset_free(&run.done);
+	close(run.procfd);
+	return r < 0 ? (rep->error ?: r) : 0;
+}
+
+static void report_init(struct cgk_report *rep)
+{
+	*rep = (struct cgk_report){ 0 };
+}
+
+CGK_EXPORT int cgk_kill(const char *path, const struct cgk_options *opts,
+			struct cgk_report *rep)
+{
+	struct cgk_target t;
+	int r;
+
+	report_init(rep);
+	snprintf(rep->path, sizeof(rep->path), "%s", path ?: "");
+	r = cgk_target_open(path, &t, rep->message, sizeof(rep->message));
+	if (r < 0)
+		return rep->error = r;
+	r = run_target(&t, opts, rep);
+	cgk_target_close(&t);
+	return r;
+}
+
+CGK_EXPORT int cgk_kill_fd(int cgroup_dirfd, const struct cgk_options *opts,
+			   struct cgk_report *rep)
+{
+	struct cgk_target t;
+	int r;
+
+	report_init(rep);
+	r = cgk_target_from_fd(cgroup_dirfd, &t, rep->message, sizeof(rep->message));
+	if (r < 0)
+		return rep->error = r;
+	r = run_target(&t, opts, rep);
+	cgk_target_close(&t);
+	return r;
+}

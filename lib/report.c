@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The report: names of backends and guards, freeing, and the JSON writer.
+ *
+ * JSON strings: process names and cgroup paths are arbitrary bytes. Valid
+ * UTF-8 is copied as is; '"', '\\' and control characters (and DEL) are
+ * escaped; every byte that is not part of a valid UTF-8 sequence (stray
+ * continuation bytes, truncated sequences, overlong forms, surrogates, code
+ * points above U+10FFFF) becomes U+FFFD, one for each byte. The output is
+ * therefore always valid JSON, at the price of losing those bytes.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+CGK_EXPORT void cgk_report_free(struct cgk_report *report)
+{
+	if (!report)
+		return;
+	free(report->listed.v);
+	report->listed.v = NULL;
+	report->listed.n = 0;
+	free(report->survivors.v);
+	report->survivors.v = NULL;
+	report->survivors.n = 0;
+}
+
+static const char *const backend_names[CGK_BACKEND_COUNT_] = {
+	[CGK_BACKEND_AUTO] = "auto",
+	[CGK_BACKEND_KERNEL] = "kernel",
+	[CGK_BACKEND_FREEZE] = "freeze",
+	[CGK_BACKEND_V1_FREEZE] = "v1-freeze",
+	[CGK_BACKEND_LOOP] = "loop",
+};
+
+CGK_EXPORT const char *cgk_backend_name(enum cgk_backend backend)
+{
+	if ((unsigned)backend >= CGK_BACKEND_COUNT_)
+		return NULL;
+	return backend_names[backend];
+}
+
+CGK_EXPORT int cgk_backend_from_name(const char *name, enum cgk_backend *backend)
+{
+	if (!name || !backend)
+		return -EINVAL;
+	for (unsigned i = 0; i < CGK_BACKEND_COUNT_; i++)
+		if (strcmp(name, backend_names[i]) == 0) {
+			*backend = (enum cgk_backend)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+CGK_EXPORT const char *cgk_guard_name(enum cgk_guard guard)
+{
+	switch (guard) {
+	case CGK_GUARD_NONE:
+		return "none";
+	case CGK_GUARD_ROOT:
+		return "root";
+	case CGK_GUARD_SELF:
+		return "self";
+	case CGK_GUARD_PID1:
+		return "pid1";
+	case CGK_GUARD_PROTECTED:
+		return "protected";
+	case CGK_GUARD_DECLINED:
+		return "declined";
+	}
+	return NULL;
+}
+
+#define E(x) { x, #x }
+static const struct {
+	int err;
+	const char *name;
+} errno_names[] = {
+	E(EPERM),  E(ENOENT),	 E(ESRCH),     E(EINTR),     E(EIO),
+	E(ENXIO),  E(E2BIG),	 E(EBADF),     E(ECHILD),    E(EAGAIN),
+	E(ENOMEM), E(EACCES),	 E(EFAULT),    E(EBUSY),     E(EEXIST),
+	E(EXDEV),  E(ENODEV),	 E(ENOTDIR),   E(EISDIR),    E(EINVAL),
+	E(ENFILE), E(EMFILE),	 E(EFBIG),     E(ENOSPC),    E(EROFS),
+	E(EMLINK), E(EPIPE),	 E(ERANGE),    E(EDEADLK),   E(ENAMETOOLONG),
+	E(ENOSYS), E(ENOTEMPTY), E(ELOOP),     E(EOPNOTSUPP), E(ETIMEDOUT),
+	E(ESTALE), E(EDQUOT),	 E(ECANCELED), E(EOWNERDEAD), E(EOVERFLOW),
+	E(ENOTSUP), E(EWOULDBLOCK), E(EDEADLOCK),
+};
+#undef E
+
+/* "ENOENT", or "E<number>" in buf for an errno we do not name. */
+static const char *errno_name(int err, char *buf, size_t size)
+{
+	if (err < 0)
+		err = -err;
+	/* aliases (EWOULDBLOCK, ENOTSUP, ...) come last: first match wins */
+	for (size_t i = 0; i < sizeof(errno_names) / sizeof(errno_names[0]); i++)
+		if (errno_names[i].err == err)
+			return errno_names[i].name;
+	snprintf(buf, size, "E%d", err);
+	return buf;
+}
+
+/* A JSON writer that tracks commas and indentation. */
+struct jw {
+	FILE *f;
+	int depth;
+	bool first;	/* no member written yet at this depth */
+};
+
+static void jw_indent(struct jw *w)
+{
+	fputc('\n', w->f);
+	for (int i = 0; i < w->depth; i++)
+		fputs("  ", w->f);
+}
+
+/* Start a value: comma and newline as needed, then "key": if key. */
+static void jw_begin(struct jw *w, const char *key);
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if it is invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	size_t len;
+	unsigned lo = 0x80, hi = 0xbf;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4;
+	else
+		return 0;	/* continuation byte, overlong lead, > U+10FFFF */
+	if (n < len)
+		return 0;
+	/* the second byte carries the restrictions of RFC 3629 */
+	if (c == 0xe0)
+		lo = 0xa0;	/* overlong */
+	else if (c == 0xed)
+		hi = 0x9f;	/* surrogates */
+	else if (c == 0xf0)
+		lo = 0x90;	/* overlong */
+	else if (c == 0xf4)
+		hi = 0x8f;	/* > U+10FFFF */
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+/* Write n bytes of s as a JSON string. */
+static void jw_strn(FILE *f, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+
+	fputc('"', f);
+	while (i < n) {
+		unsigned char c = p[i];
+		size_t len;
+
+		switch (c) {
+		case '"':
+			fputs("\\\"", f);
+			i++;
+			continue;
+		case '\\':
+			fputs("\\\\", f);
+			i++;
+			continue;
+		case '\n':
+			fputs("\\n", f);
+			i++;
+			continue;
+		case '\t':
+			fputs("\\t", f);
+			i++;
+			continue;
+		case '\r':
+			fputs("\\r", f);
+			i++;
+			continue;
+		}
+		if (c < 0x20 || c == 0x7f) {
+			fprintf(f, "\\u%04x", c);
+			i++;
+			continue;
+		}
+		len = utf8_len(p + i, n - i);
+		if (len == 0) {
+			fputs("\\ufffd", f);
+			i++;
+			continue;
+		}
+		fwrite(p + i, 1, len, f);
+		i += len;
+	}
+	fputc('"', f);
+}
+
+static void jw_begin(struct jw *w, const char *key)
+{
+	if (w->depth > 0) {
+		if (!w->first)
+			fputc(',', w->f);
+		jw_indent(w);
+	}
+	w->first = false;
+	if (key) {
+		jw_strn(w->f, key, strlen(key));
+		fputs(": ", w->f);
+	}
+}
+
+static void jw_open(struct jw *w, const char *key, char bracket)
+{
+	jw_begin(w, key);
+	fputc(bracket, w->f);
+	w->depth++;
+	w->first = true;
+}
+
+static void jw_close(struct jw *w, char bracket)
+{
+	bool empty = w->first;
+
+	w->depth--;
+	if (!empty)
+		jw_indent(w);
+	fputc(bracket, w->f);
+	w->first = false;
+}
+
+static void jw_string(struct jw *w, const char *key, const char *s, size_t max)
+{
+	jw_begin(w, key);
+	jw_strn(w->f, s, strnlen(s, max));
+}
+
+/* A string we made ourselves: a name from a table, a number. */
+static void jw_cstr(struct jw *w, const char *key, const char *s)
+{
+	jw_begin(w, key);
+	jw_strn(w->f, s, strlen(s));
+}
+
+static void jw_null(struct jw *w, const char *key)
+{
+	jw_begin(w, key);
+	fputs("null", w->f);
+}
+
+static void jw_uint(struct jw *w, const char *key, unsigned long long v)
+{
+	jw_begin(w, key);
+	fprintf(w->f, "%llu", v);
+}
+
+static void jw_bool(struct jw *w, const char *key, bool v)
+{
+	jw_begin(w, key);
+	fputs(v ? "true" : "false", w->f);
+}
+
+/* {"errno": "EACCES", "code": 13, "message": "..."}; the strerror() text
+ * when message is empty. */
+static void jw_error(struct jw *w, const char *key, int err, const char *message,
+		     size_t max)
+{
+	char nbuf[16], sbuf[128];
+	int e = err < 0 ? -err : err;
+
+	jw_open(w, key, '{');
+	jw_cstr(w, "errno", errno_name(e, nbuf, sizeof(nbuf)));
+	jw_uint(w, "code", (unsigned)e);
+	if (message && *message)
+		jw_string(w, "message", message, max);
+	else
+		jw_cstr(w, "message", strerror_r(e, sbuf, sizeof(sbuf)));
+	jw_close(w, '}');
+}
+
+static void jw_processes(struct jw *w, const char *key,
+			 const struct cgk_process_list *l)
+{
+	jw_open(w, key, '[');
+	for (size_t i = 0; i < l->n && l->v; i++) {
+		const struct cgk_process *p = &l->v[i];
+
+		/* one process a line: long lists stay readable */
+		jw_begin(w, NULL);
+		fprintf(w->f, "{\"pid\": %d, \"comm\": ", (int)p->pid);
+		jw_strn(w->f, p->comm, strnlen(p->comm, sizeof(p->comm)));
+		fputs(", \"state\": ", w->f);
+		if (p->state)
+			jw_strn(w->f, &p->state, 1);
+		else
+			fputs("null", w->f);
+		fputs(", \"cgroup\": ", w->f);
+		jw_strn(w->f, p->cgroup, strnlen(p->cgroup, sizeof(p->cgroup)));
+		fputc('}', w->f);
+	}
+	jw_close(w, ']');
+}
+
+static void jw_backend(struct jw *w, const char *key, enum cgk_backend b)
+{
+	const char *name = cgk_backend_name(b);
+
+	/* AUTO means none: no backend ran, or there was no fallback */
+	if (b == CGK_BACKEND_AUTO || !name)
+		jw_null(w, key);
+	else
+		jw_cstr(w, key, name);
+}
+
+static void jw_report(struct jw *w, const struct cgk_report *r)
+{
+	const char *guard;
+
+	jw_open(w, NULL, '{');
+	jw_string(w, "path", r->path, sizeof(r->path));
+	if (r->hierarchy == 2 || r->hierarchy == 1)
+		jw_cstr(w, "hierarchy", r->hierarchy == 2 ? "v2" : "v1");
+	else
+		jw_null(w, "hierarchy");
+	jw_backend(w, "backend", r->backend);
+	jw_backend(w, "fell_back_from", r->fell_back_from);
+	if (r->fallback_errno)
+		jw_error(w, "fallback_error", r->fallback_errno, NULL, 0);
+	else
+		jw_null(w, "fallback_error");
+	guard = r->refused != CGK_GUARD_NONE ? cgk_guard_name(r->refused) : NULL;
+	if (guard)
+		jw_cstr(w, "refused", guard);
+	else
+		jw_null(w, "refused");
+
+	jw_open(w, "signals", '[');
+	for (unsigned i = 0; i < r->n_signals && i < CGK_MAX_SIGNALS; i++) {
+		char buf[32];
+		const char *name = cgk_signal_name(r->signals[i], buf, sizeof(buf));
+
+		if (!name) {
+			snprintf(buf, sizeof(buf), "%d", r->signals[i]);
+			name = buf;
+		}
+		jw_cstr(w, NULL, name);
+	}
+	jw_close(w, ']');
+
+	jw_uint(w, "cgroups", r->cgroups);
+	jw_uint(w, "signalled", r->signalled);
+	jw_uint(w, "unreachable", r->unreachable);
+	jw_uint(w, "not_permitted", r->not_permitted);
+	jw_bool(w, "waited", r->waited);
+	jw_bool(w, "emptied", r->emptied);
+	jw_processes(w, "survivors", &r->survivors);
+	if (r->listed.n)
+		jw_processes(w, "listed", &r->listed);
+	jw_uint(w, "signal_ms", r->signal_ms);
+	if (r->emptied)
+		jw_uint(w, "empty_ms", r->empty_ms);
+	else
+		jw_null(w, "empty_ms");
+	if (r->error)
+		jw_error(w, "error", r->error, r->message, sizeof(r->message));
+	else
+		jw_null(w, "error");
+	jw_close(w, '}');
+}
+
+CGK_EXPORT int cgk_report_json(const struct cgk_report *const *reports, size_t n,
+			       FILE *out)
+{
+	struct jw w = { .f = out, .depth = 0, .first = true };
+
+	if (!out || (n && !reports))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!reports[i])
+			return -EINVAL;
+	errno = 0;	/* so that a stream error reports its own cause */
+
+	jw_open(&w, NULL, '{');
+	jw_cstr(&w, "version", CGK_VERSION);
+	jw_open(&w, "targets", '[');
+	for (size_t i = 0; i < n; i++)
+		jw_report(&w, reports[i]);
+	jw_close(&w, ']');
+	jw_close(&w, '}');
+	fputc('\n', out);
+	if (fflush(out) == EOF || ferror(out))
+		return errno > 0 ? -errno : -EIO;
+	return 0;
+}

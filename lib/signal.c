@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Signal the processes of a subtree, each once, through pidfds.
+ *
+ * A pid read from cgroup.procs can die and be reused by an unrelated process
+ * before we act on it. So: open a pidfd for every new pid of a cgroup, then
+ * read the cgroup's list again. A pid still listed names a live process in
+ * the cgroup; if that is not the process our pidfd pins, the pinned one is
+ * dead and the signal fails with ESRCH. Either way nothing outside is hit.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "internal.h"
+
+#ifndef PF_KTHREAD
+#define PF_KTHREAD 0x00200000
+#endif
+
+struct pass {
+	int sig;
+	unsigned fresh;
+	unsigned unreachable;
+	unsigned cgroups;
+};
+
+static int pidfd_open(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static int pidfd_send_signal(int pidfd, int sig)
+{
+	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}
+
+/* The kernel's cgroup.kill skips kernel threads; so do we. Field 9 of
+ * /proc/PID/stat holds the task flags. */
+static bool is_kthread(int procfd, pid_t pid)
+{
+	char name[32], buf[1024];
+	unsigned long flags = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(name, sizeof(name), "%d/stat", pid);
+	fd = openat(procfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return false;
+	return flags & PF_KTHREAD;
+}
+
+/* Without pidfds (before 5.3): kill(2) after checking /proc/PID/cgroup.
+ * Racy against pid reuse in the gap; the best those kernels allow. */
+static int kill_checked(struct cgk_run *run, pid_t pid, int sig, const char *rel)
+{
+	_cleanup_free_ char *buf = NULL;
+	char name[32], path[4096], want[8192];
+	int r;
+
+	snprintf(name, sizeof(name), "%d/cgroup", pid);
+	r = cgk_read_file_at(run->procfd, name, &buf, NULL);
+	if (r < 0)
+		return -ESRCH;
+	r = cgk_parse_proc_cgroup(buf, run->t->version == 2 ? NULL : run->t->mount.controllers,
+				  path, sizeof(path));
+	snprintf(want, sizeof(want), "%s%s%s", strcmp(run->t->rel, "/") ? run->t->rel : "",
+		 *rel ? "/" : "", rel);
+	if (r < 0 || strcmp(path, *want ? want : "/"))
+		return -ESRCH;
+	return kill(pid, sig) < 0 ? -errno : 0;
+}
+
+static int send_one(struct cgk_run *run, struct pass *pass, pid_t pid, int pidfd,
+		    const char *rel)
+{
+	int r;
+
+	if (pid == run->self) {
+		/* Only reachable with --force; the caller signals itself last. */
+		run->self_seen = true;
+		return cgk_pidset_add(&run->done, pid);
+	}
+	if (is_kthread(run->procfd, pid))
+		return cgk_pidset_add(&run->done, pid);
+	if (pidfd >= 0)
+		r = pidfd_send_signal(pidfd, pass->sig) < 0 ? -errno : 0;
+	else
+		r = kill_checked(run, pid, pass->sig, rel);
+	if (r == 0) {
+		run->rep->signalled++;
+		pass->fresh++;
+	} else if (r == -EPERM) {
+		run->rep->not_permitted++;
+		pass->fresh++;
+	} else if (r != -ESRCH) {
+		return r;
+	}
+	return cgk_pidset_add(&run->done, pid);
+}
+
+/* Open pidfds for pids[0..n), confirm membership with a fresh read of the
+ * list, signal. pidfds[i] holds an fd or -errno of pidfd_open. */
+static int signal_batch(struct cgk_run *run, struct pass *pass, int cgfd, const char *rel,
+			const pid_t *pids, int *pidfds, size_t n)
+{
+	struct cgk_pidvec again = { 0 };
+	int r;
+
+	for (size_t i = 0; i < n; i++) {
+		pidfds[i] = pidfd_open(pids[i]);
+		if (pidfds[i] < 0)
+			pidfds[i] = -errno;
+	}
+	r = cgk_read_procs(cgfd, &again);
+	if (r == -ENOENT)
+		r = 0;
+	cgk_pidvec_sort(&again);
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		/* Not listed any more: gone, or moved and a later pass sees it. */
+		if (!cgk_pidvec_has_sorted(&again, pids[i]))
+			continue;
+		if (pidfds[i] == -ESRCH)
+			continue;
+		/* ENOSYS: no pidfds on this kernel; anything else is a failure. */
+		if (pidfds[i] < 0 && pidfds[i] != -ENOSYS) {
+			r = pidfds[i];
+			break;
+		}
+		r = send_one(run, pass, pids[i], pidfds[i], rel);
+	}
+	if (r < 0)
+		cgk_fail(run, r, "cannot signal the processes of %s", *rel ? rel : "the target");
+	for (size_t i = 0; i < n; i++)
+		if (pidfds[i] >= 0)
+			close(pidfds[i]);
+	cgk_pidvec_free(&again);
+	return r;
+}
+
+static int pass_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg)
+{
+	struct pass *pass = arg;
+	struct cgk_pidvec listed = { 0 }, fresh = { 0 };
+	int *pidfds = NULL;
+	size_t batch;
+	int r = cgk_read_procs(cgfd, &listed);
+
+	/* Vanished, or a threaded child whose processes its domain lists. */
+	if (r == -ENOENT || (r == -EOPNOTSUPP && *rel))
+		return 0;
+	if (r < 0)
+		return cgk_fail(run, r, "cannot read cgroup.procs of %s", *rel ? rel : "the target");
+	pass->cgroups++;
+
+	for (size_t i = 0; r >= 0 && i < listed.n; i++) {
+		if (listed.v[i] == 0)
+			pass->unreachable++;
+		else if (!cgk_pidset_has(&run->done, listed.v[i]))
+			r = cgk_pidvec_push(&fresh, listed.v[i]);
+	}
+	batch = fresh.n < run->batch ? fresh.n : run->batch;
+	if (r >= 0 && batch && !(pidfds = malloc(batch * sizeof(*pidfds))))
+		r = -ENOMEM;
+	for (size_t i = 0; r >= 0 && i < fresh.n; i += batch) {
+		size_t n = fresh.n - i < batch ? fresh.n - i : batch;
+
+		r = signal_batch(run, pass, cgfd, rel, fresh.v + i, pidfds, n);
+	}
+	free(pidfds);
+	cgk_pidvec_free(&listed);
+	cgk_pidvec_free(&fresh);
+	return r;
+}
+
+int cgk_signal_pass(struct cgk_run *run, int sig, unsigned *fresh)
+{
+	struct pass pass = { .sig = sig };
+	int r = cgk_tree_walk(run, pass_visit, &pass);
+
+	/* PID 0 entries cannot be told apart between passes: report the
+	 * largest number seen at once. */
+	if (pass.unreachable > run->rep->unreachable)
+		run->rep->unreachable = pass.unreachable;
+	if (pass.cgroups > run->rep->cgroups)
+		run->rep->cgroups = pass.cgroups;
+	if (fresh)
+		*fresh = pass.fresh;
+	return r;
+}

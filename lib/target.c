@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Resolve a target into a directory fd on a cgroup filesystem, without
+ * following symlinks. From then on everything happens relative to that fd:
+ * no path string is resolved again.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+
+#include "internal.h"
+
+int cgk_mounts_read(struct cgk_mount **out, size_t *n)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	int r = cgk_read_file_at(AT_FDCWD, "/proc/self/mountinfo", &buf, &len);
+
+	if (r < 0)
+		return r;
+	return cgk_parse_mountinfo(buf, len, out, n);
+}
+
+/* Is path equal to prefix or below it, at a component boundary? */
+static bool path_below(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	if (n == 1 && prefix[0] == '/')
+		return path[0] == '/';
+	return strncmp(path, prefix, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static int open_nofollow(const char *path)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+
+	if (fd >= 0 || errno != ENOSYS)
+		return fd < 0 ? -errno : fd;
+
+	/* Before 5.6: walk component by component with O_NOFOLLOW. */
+	_cleanup_free_ char *copy = strdup(path);
+	char *save = NULL;
+	int dir = open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (!copy || dir < 0) {
+		if (dir >= 0)
+			close(dir);
+		return -ENOMEM;
+	}
+	for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		int next = openat(dir, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int err = errno;
+
+		close(dir);
+		if (next < 0)
+			return -err;
+		dir = next;
+	}
+	fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(dir);
+	return fd < 0 ? -errno : fd;
+}
+
+static int errmsg(char *msg, size_t size, int err, const char *path, const char *what)
+{
+	snprintf(msg, size, "%s: %s (%s)", path, what, strerrorname_np(-err) ?: "?");
+	return err;
+}
+
+/* Fill t from an open directory fd; takes ownership of fd. */
+static int target_init(int fd, struct cgk_target *t, const char *shown, char *msg,
+		       size_t msgsize)
+{
+	_cleanup_free_ struct cgk_mount *mounts = NULL;
+	struct statfs sfs;
+	struct stat st;
+	char link[64];
+	size_t n = 0, best = 0;
+	ssize_t len;
+	int r;
+
+	*t = (struct cgk_target){ .fd = fd };
+	if (fstatfs(fd, &sfs) < 0 || fstat(fd, &st) < 0)
+		return errmsg(msg, msgsize, -errno, shown, "cannot stat");
+	if (sfs.f_type == CGROUP2_SUPER_MAGIC)
+		t->version = 2;
+	else if (sfs.f_type == CGROUP_SUPER_MAGIC)
+		t->version = 1;
+	else
+		return errmsg(msg, msgsize, -EINVAL, shown, "not a cgroup (not on a cgroup filesystem)");
+	if (!S_ISDIR(st.st_mode))
+		return errmsg(msg, msgsize, -ENOTDIR, shown, "not a cgroup directory");
+
+	/* The kernel's name for the directory, whatever the spelling was. */
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	len = readlink(link, t->path, sizeof(t->path) - 1);
+	if (len < 0)
+		return errmsg(msg, msgsize, -errno, shown, "cannot read the path of the cgroup");
+	if ((size_t)len >= sizeof(t->path) - 1)
+		return errmsg(msg, msgsize, -ENAMETOOLONG, shown, "cgroup path too long");
+	t->path[len] = '\0';
+
+	r = cgk_mounts_read(&mounts, &n);
+	if (r < 0)
+		return errmsg(msg, msgsize, r, shown, "cannot read /proc/self/mountinfo");
+	/* The longest mount point above the path on the same filesystem. */
+	for (size_t i = 0; i < n; i++) {
+		struct stat mst;
+
+		if (mounts[i].version != t->version || !path_below(t->path, mounts[i].path))
+			continue;
+		if (stat(mounts[i].path, &mst) < 0 || mst.st_dev != st.st_dev)
+			continue;
+		if (strlen(mounts[i].path) >= best) {
+			best = strlen(mounts[i].path);
+			t->mount = mounts[i];
+		}
+	}
+	if (!best)
+		return errmsg(msg, msgsize, -ENOENT, shown, "no cgroup mount found for this path");
+
+	const char *tail = t->path + (strcmp(t->mount.path, "/") ? best : 0);
+	const char *root = strcmp(t->mount.root, "/") ? t->mount.root : "";
+	if ((size_t)snprintf(t->rel, sizeof(t->rel), "%s%s", root, tail) >= sizeof(t->rel))
+		return errmsg(msg, msgsize, -ENAMETOOLONG, shown, "cgroup path too long");
+	if (!t->rel[0])
+		strcpy(t->rel, "/");
+
+	/* The root of a hierarchy: nothing above it, or the files only
+	 * non-root cgroups have are missing (a mount of a subtree). */
+	if (strcmp(t->rel, "/") == 0)
+		t->is_root = true;
+	else if (t->version == 2)
+		t->is_root = faccessat(fd, "cgroup.type", F_OK, 0) < 0 && errno == ENOENT;
+	else
+		t->is_root = faccessat(fd, "release_agent", F_OK, 0) == 0;
+	return 0;
+}
+
+int cgk_target_open(const char *path, struct cgk_target *t, char *msg, size_t msgsize)
+{
+	_cleanup_free_ struct cgk_mount *mounts = NULL;
+	_cleanup_free_ char *full = NULL;
+	const char *v2 = NULL, *arg = path;
+	bool inside = false;
+	size_t n = 0;
+	int fd, r;
+
+	*t = (struct cgk_target){ .fd = -1 };
+	msg[0] = '\0';
+	if (!path || !*path)
+		return errmsg(msg, msgsize, -EINVAL, "\"\"", "empty cgroup path");
+
+	r = cgk_mounts_read(&mounts, &n);
+	if (r < 0)
+		return errmsg(msg, msgsize, r, path, "cannot read /proc/self/mountinfo");
+	for (size_t i = 0; i < n; i++) {
+		if (path[0] == '/' && path_below(path, mounts[i].path))
+			inside = true;
+		if (mounts[i].version == 2 && !v2)
+			v2 = mounts[i].path;
+	}
+	/* Not inside a cgroup mount: a path as /proc/PID/cgroup shows it. */
+	if (!inside) {
+		if (!v2)
+			return errmsg(msg, msgsize, -ENOENT, path,
+				      "not inside a cgroup mount, and no cgroup v2 mount to resolve it against");
+		if (asprintf(&full, "%s%s%s", v2, path[0] == '/' ? "" : "/", path) < 0)
+			return -ENOMEM;
+		path = full;
+	}
+
+	fd = open_nofollow(path);
+	/* Neither a cgroup path nor a v2-relative one: name the real thing. */
+	if (fd == -ENOENT && full && arg[0] == '/' &&
+	    faccessat(AT_FDCWD, arg, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+		path = arg;
+		fd = open_nofollow(path);
+	}
+	if (fd == -ELOOP || fd == -EXDEV) {
+		char real[4096];
+
+		if (realpath(path, real))
+			snprintf(msg, msgsize, "%s: refusing to follow a symlink; name the cgroup by its resolved path %s (ELOOP)",
+				 path, real);
+		else
+			errmsg(msg, msgsize, -ELOOP, path, "refusing to follow a symlink");
+		return -ELOOP;
+	}
+	if (fd < 0)
+		return errmsg(msg, msgsize, fd, path,
+			      fd == -ENOENT ? "no such cgroup" :
+			      fd == -ENOTDIR ? "not a cgroup directory" : "cannot open");
+	r = target_init(fd, t, path, msg, msgsize);
+	if (r < 0)
+		cgk_target_close(t);
+	return r;
+}
+
+int cgk_target_from_fd(int fd, struct cgk_target *t, char *msg, size_t msgsize)
+{
+	char shown[32];
+	int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	int r;
+
+	msg[0] = '\0';
+	snprintf(shown, sizeof(shown), "fd %d", fd);
+	if (dup < 0) {
+		*t = (struct cgk_target){ .fd = -1 };
+		return errmsg(msg, msgsize, -errno, shown, "bad file descriptor");
+	}
+	r = target_init(dup, t, shown, msg, msgsize);
+	if (r < 0)
+		cgk_target_close(t);
+	return r;
+}
+
+void cgk_target_close(struct cgk_target *t)
+{
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+}
+
+CGK_EXPORT int cgk_cgroup_of_pid(pid_t pid, char *buf, size_t size)
+{
+	_cleanup_free_ struct cgk_mount *mounts = NULL;
+	_cleanup_free_ char *text = NULL;
+	char name[64], path[4096];
+	size_t n = 0;
+	int r;
+
+	if (pid <= 0)
+		return -EINVAL;
+	snprintf(name, sizeof(name), "/proc/%d/cgroup", pid);
+	r = cgk_read_file_at(AT_FDCWD, name, &text, NULL);
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
+	r = cgk_parse_proc_cgroup(text, NULL, path, sizeof(path));
+	if (r < 0)
+		return r;
+	r = cgk_mounts_read(&mounts, &n);
+	if (r < 0)
+		return r;
+	/* /proc/PID/cgroup names the cgroup from the hierarchy root; a mount
+	 * may show only a subtree of it (its root in mountinfo). */
+	for (size_t i = 0; i < n; i++) {
+		const char *root = mounts[i].root;
+		size_t len = strcmp(root, "/") ? strlen(root) : 0;
+
+		if (mounts[i].version != 2 || (len && !path_below(path, root)))
+			continue;
+		if ((size_t)snprintf(buf, size, "%s%s", mounts[i].path,
+				     path[len] ? path + len : "") >= size)
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* Which backends a hierarchy supports: the files they need, looked for
+ * in the first child cgroup (the root lacks them), else in the root. */
+static unsigned hierarchy_backends(const struct cgk_mount *m)
+{
+	unsigned set = 1u << CGK_BACKEND_LOOP;
+	_cleanup_close_ int root = open(m->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int probe = -1;
+	DIR *dir;
+	struct dirent *de;
+
+	if (m->version == 1)
+		return set | (cgk_has_controller(m->controllers, "freezer") ?
+			      1u << CGK_BACKEND_V1_FREEZE : 0);
+	if (root < 0)
+		return set;
+	dir = fdopendir(dup(root));
+	while (dir && (de = readdir(dir)))
+		if (de->d_type == DT_DIR && de->d_name[0] != '.') {
+			probe = openat(root, de->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			break;
+		}
+	if (dir)
+		closedir(dir);
+	if (probe >= 0) {
+		if (faccessat(probe, "cgroup.kill", F_OK, 0) == 0)
+			set |= 1u << CGK_BACKEND_KERNEL;
+		if (faccessat(probe, "cgroup.freeze", F_OK, 0) == 0)
+			set |= 1u << CGK_BACKEND_FREEZE;
+		close(probe);
+	} else {
+		/* No child to look at: go by the kernel release. */
+		struct utsname u;
+		int major = 0, minor = 0;
+
+		if (uname(&u) == 0 && sscanf(u.release, "%d.%d", &major, &minor) == 2) {
+			if (major > 5 || (major == 5 && minor >= 14))
+				set |= 1u << CGK_BACKEND_KERNEL;
+			if (major > 5 || (major == 5 && minor >= 2))
+				set |= 1u << CGK_BACKEND_FREEZE;
+		}
+	}
+	return set;
+}
+
+CGK_EXPORT int cgk_list_hierarchies(struct cgk_hierarchy **out, size_t *n)
+{
+	_cleanup_free_ struct cgk_mount *mounts = NULL;
+	struct cgk_hierarchy *h;
+	size_t count = 0;
+	int r = cgk_mounts_read(&mounts, &count);
+
+	if (r < 0)
+		return r;
+	h = calloc(count ? count : 1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	for (size_t i = 0; i < count; i++) {
+		snprintf(h[i].path, sizeof(h[i].path), "%s", mounts[i].path);
+		snprintf(h[i].controllers, sizeof(h[i].controllers), "%s", mounts[i].controllers);
+		h[i].version = mounts[i].version;
+		h[i].backends = hierarchy_backends(&mounts[i]);
+	}
+	*out = h;
+	*n = count;
+	return 0;
+}

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Walk a cgroup subtree by directory fds and read its process lists. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+int cgk_read_procs(int cgfd, struct cgk_pidvec *out)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	int r = cgk_read_file_at(cgfd, "cgroup.procs", &buf, &len);
+
+	if (r < 0)
+		return r;
+	return cgk_parse_pids(buf, len, out);
+}
+
+struct names {
+	size_t n, cap;
+	char **v;
+};
+
+static void names_free(struct names *names)
+{
+	for (size_t i = 0; i < names->n; i++)
+		free(names->v[i]);
+	free(names->v);
+}
+
+/* Names of the child cgroups. The directory is closed before descending,
+ * so a deep tree holds one fd per level, not two. */
+static int list_children(int cgfd, struct names *out)
+{
+	int fd = openat(cgfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+	DIR *dir;
+	int r = 0;
+
+	if (fd < 0)
+		return -errno;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return -errno;
+	}
+	while ((errno = 0, de = readdir(dir))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if (out->n == out->cap) {
+			size_t cap = out->cap ? out->cap * 2 : 16;
+			char **v = realloc(out->v, cap * sizeof(*v));
+
+			if (!v) {
+				r = -ENOMEM;
+				break;
+			}
+			out->v = v;
+			out->cap = cap;
+		}
+		out->v[out->n] = strdup(de->d_name);
+		if (!out->v[out->n]) {
+			r = -ENOMEM;
+			break;
+		}
+		out->n++;
+	}
+	if (!r && errno)
+		r = -errno;
+	closedir(dir);
+	return r;
+}
+
+static int walk(struct cgk_run *run, int cgfd, char *rel, size_t rellen,
+		cgk_visit_fn fn, void *arg)
+{
+	struct names children = { 0 };
+	int r = fn(run, cgfd, rel, arg);
+
+	if (r < 0)
+		return r;
+	r = list_children(cgfd, &children);
+	/* Removed while we looked: nothing left to do below it. */
+	if (r == -ENOENT)
+		r = 0;
+	for (size_t i = 0; r >= 0 && i < children.n; i++) {
+		size_t len = rellen + (rellen ? 1 : 0) + strlen(children.v[i]);
+		int child;
+
+		if (len >= 4096) {
+			r = -ENAMETOOLONG;
+			break;
+		}
+		child = openat(cgfd, children.v[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (child < 0) {
+			if (errno != ENOENT)
+				r = -errno;
+			continue;
+		}
+		sprintf(rel + rellen, "%s%s", rellen ? "/" : "", children.v[i]);
+		r = walk(run, child, rel, len, fn, arg);
+		rel[rellen] = '\0';
+		close(child);
+	}
+	names_free(&children);
+	return r;
+}
+
+int cgk_tree_walk(struct cgk_run *run, cgk_visit_fn fn, void *arg)
+{
+	char rel[4096] = "";
+
+	return walk(run, run->t->fd, rel, 0, fn, arg);
+}
+
+struct count {
+	unsigned procs, cgroups;
+	struct cgk_process_list *list;
+};
+
+/* comm and state from /proc/PID/stat: "pid (comm) S ...", comm may hold
+ * any byte including ')' and spaces, so look for the last ')'. */
+static void read_stat(int procfd, struct cgk_process *p)
+{
+	char name[32], buf[512];
+	int fd;
+	ssize_t n;
+
+	p->state = '?';
+	snprintf(name, sizeof(name), "%d/stat", p->pid);
+	fd = openat(procfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	char *open = strchr(buf, '('), *close_ = strrchr(buf, ')');
+	if (!open || !close_ || close_ < open)
+		return;
+	size_t len = (size_t)(close_ - open - 1);
+	if (len >= sizeof(p->comm))
+		len = sizeof(p->comm) - 1;
+	memcpy(p->comm, open + 1, len);
+	p->comm[len] = '\0';
+	if (close_[1] == ' ' && close_[2])
+		p->state = close_[2];
+}
+
+static int count_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg)
+{
+	struct count *c = arg;
+	struct cgk_pidvec pids = { 0 };
+	int r = cgk_read_procs(cgfd, &pids);
+
+	if (r == -ENOENT || (r == -EOPNOTSUPP && *rel))
+		return 0;
+	if (r < 0)
+		return r;
+	c->cgroups++;
+	c->procs += (unsigned)pids.n;
+	for (size_t i = 0; c->list && i < pids.n; i++) {
+		struct cgk_process_list *l = c->list;
+		struct cgk_process *v = realloc(l->v, (l->n + 1) * sizeof(*v));
+
+		if (!v) {
+			r = -ENOMEM;
+			break;
+		}
+		l->v = v;
+		v[l->n] = (struct cgk_process){ .pid = pids.v[i], .state = '?' };
+		snprintf(v[l->n].cgroup, sizeof(v[l->n].cgroup), "%s", rel);
+		if (pids.v[i] > 0)
+			read_stat(run->procfd, &v[l->n]);
+		l->n++;
+	}
+	cgk_pidvec_free(&pids);
+	return r;
+}
+
+int cgk_tree_count(struct cgk_run *run, unsigned *procs, unsigned *cgroups)
+{
+	struct count c = { 0 };
+	int r = cgk_tree_walk(run, count_visit, &c);
+
+	if (procs)
+		*procs = c.procs;
+	if (cgroups)
+		*cgroups = c.cgroups;
+	return r;
+}
+
+int cgk_tree_list(struct cgk_run *run, struct cgk_process_list *out)
+{
+	struct count c = { .list = out };
+
+	return cgk_tree_walk(run, count_visit, &c);
+}

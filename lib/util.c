@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Small helpers: time, whole-file reads and writes, pid vectors. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+uint64_t cgk_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void cgk_sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+int cgk_read_file_at(int dirfd, const char *name, char **buf, size_t *len)
+{
+	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	size_t cap = 4096, n = 0;
+	char *p;
+
+	if (fd < 0)
+		return -errno;
+	p = malloc(cap);
+	if (!p)
+		return -ENOMEM;
+	/* One read() of a kernel list returns only part of it: read to EOF. */
+	for (;;) {
+		ssize_t r;
+
+		if (cap - n < 2) {
+			char *q = realloc(p, cap * 2);
+
+			if (!q) {
+				free(p);
+				return -ENOMEM;
+			}
+			p = q;
+			cap *= 2;
+		}
+		r = read(fd, p + n, cap - n - 1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			int err = -errno;
+			free(p);
+			return err;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	p[n] = '\0';
+	*buf = p;
+	if (len)
+		*len = n;
+	return 0;
+}
+
+int cgk_write_file_at(int dirfd, const char *name, const char *text)
+{
+	_cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	size_t len = strlen(text);
+	ssize_t r;
+
+	if (fd < 0)
+		return -errno;
+	do
+		r = write(fd, text, len);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	return (size_t)r == len ? 0 : -EIO;
+}
+
+int cgk_pidvec_push(struct cgk_pidvec *vec, pid_t pid)
+{
+	if (vec->n == vec->cap) {
+		size_t cap = vec->cap ? vec->cap * 2 : 64;
+		pid_t *v = realloc(vec->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		vec->v = v;
+		vec->cap = cap;
+	}
+	vec->v[vec->n++] = pid;
+	return 0;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+void cgk_pidvec_sort(struct cgk_pidvec *vec)
+{
+	if (vec->n > 1)
+		qsort(vec->v, vec->n, sizeof(*vec->v), cmp_pid);
+}
+
+bool cgk_pidvec_has_sorted(const struct cgk_pidvec *vec, pid_t pid)
+{
+	return vec->n && bsearch(&pid, vec->v, vec->n, sizeof(*vec->v), cmp_pid);
+}
+
+void cgk_pidvec_free(struct cgk_pidvec *vec)
+{
+	free(vec->v);
+	*vec = (struct cgk_pidvec){ 0 };
+}
+
+static size_t pid_hash(pid_t pid, size_t cap)
+{
+	return ((uint32_t)pid * 2654435761u) & (cap - 1);
+}
+
+bool cgk_pidset_has(const struct cgk_pidset *set, pid_t pid)
+{
+	if (!set->cap)
+		return false;
+	for (size_t i = pid_hash(pid, set->cap);; i = (i + 1) & (set->cap - 1)) {
+		if (set->v[i] == pid)
+			return true;
+		if (set->v[i] == 0)
+			return false;
+	}
+}
+
+int cgk_pidset_add(struct cgk_pidset *set, pid_t pid)
+{
+	size_t i;
+
+	if ((set->n + 1) * 2 > set->cap) {
+		struct cgk_pidset bigger = { 0, set->cap ? set->cap * 2 : 256, NULL };
+
+		bigger.v = calloc(bigger.cap, sizeof(pid_t));
+		if (!bigger.v)
+			return -ENOMEM;
+		for (i = 0; i < set->cap; i++)
+			if (set->v[i])
+				cgk_pidset_add(&bigger, set->v[i]);
+		free(set->v);
+		*set = bigger;
+	}
+	for (i = pid_hash(pid, set->cap); set->v[i]; i = (i + 1) & (set->cap - 1))
+		if (set->v[i] == pid)
+			return 0;
+	set->v[i] = pid;
+	set->n++;
+	return 1;
+}
+
+void cgk_pidset_free(struct cgk_pidset *set)
+{
+	free(set->v);
+	*set = (struct cgk_pidset){ 0 };
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Wait for a subtree to empty: "populated 0" in cgroup.events on v2 (poll
+ * wakes on changes; coalesced, so re-read every time), polling the process
+ * lists with backoff on v1, which has no such file. */
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define PROGRESS_MS 250
+
+/* Read "key value" from cgroup.events through an open fd: 0/1, or -errno. */
+int cgk_events_value(int fd, const char *key)
+{
+	char buf[256];
+	size_t klen = strlen(key);
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	for (char *line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+		if (strncmp(line, key, klen) == 0 && line[klen] == ' ')
+			return line[klen + 1] == '1';
+	return -ENOENT;
+}
+
+static void progress(struct cgk_run *run, uint64_t start, uint64_t *next)
+{
+	uint64_t now = cgk_now_ms();
+	unsigned left = 0;
+
+	if (!run->opts->progress || now < *next)
+		return;
+	*next = now + PROGRESS_MS;
+	cgk_tree_count(run, &left, NULL);
+	run->opts->progress(run->rep->path, left, now - start, run->opts->userdata);
+}
+
+static int wait_events(struct cgk_run *run, int fd, uint64_t deadline)
+{
+	uint64_t start = cgk_now_ms(), next = start + PROGRESS_MS;
+
+	for (;;) {
+		int populated = cgk_events_value(fd, "populated");
+		uint64_t now = cgk_now_ms();
+		struct pollfd pfd = { .fd = fd, .events = POLLPRI };
+
+		if (populated < 0)
+			return populated;
+		if (populated == 0)
+			return 0;
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		progress(run, start, &next);
+		uint64_t left = deadline - now;
+		/* Wake at least for progress reports; notifications do the rest. */
+		if (poll(&pfd, 1, (int)(left < PROGRESS_MS ? left : PROGRESS_MS)) < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+static int wait_polling(struct cgk_run *run, uint64_t deadline)
+{
+	uint64_t start = cgk_now_ms(), next = start + PROGRESS_MS;
+	unsigned delay = 1;
+
+	for (;;) {
+		unsigned procs = 0;
+		int r = cgk_tree_count(run, &procs, NULL);
+
+		if (r < 0)
+			return r;
+		if (procs == 0)
+			return 0;
+		if (cgk_now_ms() >= deadline)
+			return -ETIMEDOUT;
+		progress(run, start, &next);
+		cgk_sleep_ms(delay);
+		if (delay < 50)
+			delay *= 2;
+	}
+}
+
+int cgk_wait_empty(struct cgk_run *run, uint64_t deadline_ms)
+{
+	if (run->t->version == 2) {
+		_cleanup_close_ int fd = openat(run->t->fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0)
+			return wait_events(run, fd, deadline_ms);
+	}
+	return wait_polling(run, deadline_ms);
+}

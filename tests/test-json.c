@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Unit tests of lib/report.c: names, cgk_report_free and the JSON writer,
+ * with hostile process names. The output is checked by Python's json module
+ * (the reference parser), which also extracts fields for comparison.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "tap.h"
+
+static void set_proc(struct cgk_process *p, pid_t pid, char state, const char *comm,
+		     size_t comm_len, const char *cgroup)
+{
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->state = state;
+	memcpy(p->comm, comm, comm_len);
+	snprintf(p->cgroup, sizeof(p->cgroup), "%s", cgroup);
+}
+
+/* Hostile comm values, and what Python must decode each to (as json.dumps
+ * with ensure_ascii writes it). */
+static const struct {
+	const char *comm;
+	size_t len;
+	const char *want;
+} comms[] = {
+	{ "a\"b\\c", 5, "\"a\\\"b\\\\c\"" },
+	{ "nl\ncr\rtab\t", 10, "\"nl\\ncr\\rtab\\t\"" },
+	{ "\x01\x1f\x7f", 3, "\"\\u0001\\u001f\\u007f\"" },
+	{ "ab\xc3", 3, "\"ab\\ufffd\"" },			/* truncated 2-byte */
+	{ "\xe2\x82", 2, "\"\\ufffd\\ufffd\"" },		/* truncated 3-byte */
+	{ "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 9, "\"\\u00e9\\u20ac\\ud83d\\ude00\"" },
+	{ "\xc0\xaf", 2, "\"\\ufffd\\ufffd\"" },		/* overlong '/' */
+	{ "\xed\xa0\x80", 3, "\"\\ufffd\\ufffd\\ufffd\"" },	/* surrogate */
+	{ "\xf4\x90\x80\x80", 4, "\"\\ufffd\\ufffd\\ufffd\\ufffd\"" }, /* > U+10FFFF */
+	{ "\x80\xbfz", 3, "\"\\ufffd\\ufffdz\"" },		/* stray continuations */
+	{ "xxxxxxxxxxxxxxxx", 16, "\"xxxxxxxxxxxxxxxx\"" },	/* no NUL at all */
+	{ "</script>", 9, "\"</script>\"" },
+};
+#define N_COMMS (sizeof(comms) / sizeof(comms[0]))
+/* plus one process per byte 0x80..0xff, 15 bytes each: 8 more */
+#define N_HIGH 9
+
+static char *run_python(const char *json_path, const char *script)
+{
+	char cmd[8192], *out = NULL;
+	size_t cap = 0, len = 0, got;
+	char chunk[4096];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "python3 -c '%s' %s", script, json_path);
+	p = popen(cmd, "re");
+	if (!p)
+		return NULL;
+	while ((got = fread(chunk, 1, sizeof(chunk), p)) > 0) {
+		out = realloc(out, cap = len + got + 1);
+		memcpy(out + len, chunk, got);
+		len += got;
+		out[len] = '\0';
+	}
+	if (pclose(p) != 0) {
+		free(out);
+		return NULL;
+	}
+	return out ? out : strdup("");
+}
+
+/* Python prints one line per field we check; keys sorted, ASCII only. */
+static const char extract[] =
+	"import json,sys\n"
+	"d=json.load(open(sys.argv[1],encoding=\"utf-8\"))\n"
+	"j=lambda v: json.dumps(v,ensure_ascii=True,sort_keys=True)\n"
+	"print(\"version\",j(d[\"version\"]))\n"
+	"print(\"ntargets\",len(d[\"targets\"]))\n"
+	"for i,t in enumerate(d[\"targets\"]):\n"
+	" print(i,\"keys\",j(sorted(t.keys())))\n"
+	" for k in (\"path\",\"hierarchy\",\"backend\",\"fell_back_from\",\"fallback_error\",\n"
+	"  \"refused\",\"signals\",\"cgroups\",\"signalled\",\"unreachable\",\"not_permitted\",\n"
+	"  \"waited\",\"emptied\",\"signal_ms\",\"empty_ms\",\"error\"):\n"
+	"  print(i,k,j(t[k]))\n"
+	" for k in (\"survivors\",\"listed\"):\n"
+	"  for p in t.get(k,[]):\n"
+	"   print(i,k,j(p))\n";
+
+static bool has_line(const char *out, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *s = out; s && *s;) {
+		const char *eol = strchrnul(s, '\n');
+
+		if ((size_t)(eol - s) == n && memcmp(s, line, n) == 0)
+			return true;
+		s = *eol ? eol + 1 : eol;
+	}
+	return false;
+}
+
+static void check_line(const char *out, const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void check_line(const char *out, const char *what, const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (!ok(has_line(out, line), "%s", what))
+		diag("    missing line: %s", line);
+}
+
+static void test_json(void)
+{
+	struct cgk_report a, b;
+	const struct cgk_report *reps[2] = { &a, &b };
+	char tmpl[] = "/tmp/cgkill-test-json.XXXXXX";
+	size_t nsurv = N_COMMS + N_HIGH;
+	char *out, *text = NULL;
+	size_t textlen = 0;
+	FILE *f, *mem;
+	int fd, r;
+
+	memset(&a, 0, sizeof(a));
+	snprintf(a.path, sizeof(a.path), "/sys/fs/cgroup/we\"ird\\ \x01/\xff");
+	a.hierarchy = 2;
+	a.backend = CGK_BACKEND_FREEZE;
+	a.fell_back_from = CGK_BACKEND_KERNEL;
+	a.fallback_errno = EACCES;
+	a.n_signals = 3;
+	a.signals[0] = SIGTERM;
+	a.signals[1] = SIGKILL;
+	a.signals[2] = SIGRTMIN + 1;
+	a.cgroups = 7;
+	a.signalled = 123;
+	a.unreachable = 2;
+	a.not_permitted = 1;
+	a.waited = true;
+	a.emptied = false;
+	a.signal_ms = 45;
+	a.empty_ms = 999;	/* must not show: not emptied */
+	a.error = -ETIMEDOUT;
+	snprintf(a.message, sizeof(a.message), "%s: timed out \"waiting\"", a.path);
+	a.survivors.n = nsurv;
+	a.survivors.v = calloc(nsurv, sizeof(*a.survivors.v));
+	for (size_t i = 0; i < N_COMMS; i++)
+		set_proc(&a.survivors.v[i], (pid_t)(100 + i), 'D', comms[i].comm, comms[i].len,
+			 i == 0 ? "" : "sub/\"q\"\n");
+	for (size_t i = 0; i < N_HIGH; i++) {
+		char c[16];
+
+		for (size_t k = 0; k < 15; k++) {
+			unsigned v = 0x80 + (unsigned)(i * 15 + k);
+
+			c[k] = (char)(v > 0xff ? 'z' : v);
+		}
+		c[15] = '\0';
+		set_proc(&a.survivors.v[N_COMMS + i], (pid_t)(200 + i), 'R', c, 16, "h");
+	}
+
+	memset(&b, 0, sizeof(b));
+	snprintf(b.path, sizeof(b.path), "/sys/fs/cgroup/unified");
+	b.refused = CGK_GUARD_SELF;
+	b.error = -ENOENT;
+	b.emptied = true;
+	b.empty_ms = 12;
+	b.listed.n = 2;
+	b.listed.v = calloc(2, sizeof(*b.listed.v));
+	set_proc(&b.listed.v[0], 0, 0, "", 0, "");	/* unreachable, no state */
+	set_proc(&b.listed.v[1], 4194304, 'S', "sleep", 5, "a/b");
+
+	/* also into memory, for checks that need no Python */
+	mem = open_memstream(&text, &textlen);
+	r = cgk_report_json(reps, 2, mem);
+	fclose(mem);
+	is_int(r, 0, "json to a memory stream");
+	ok(text && textlen > 0 && text[textlen - 1] == '\n', "json ends with a newline");
+	ok(text && !strstr(text, "\"listed\": []"), "empty listed array omitted");
+	{
+		bool clean = true;
+
+		for (size_t i = 0; text && i < textlen; i++)
+			if ((unsigned char)text[i] < 0x20 && text[i] != '\n')
+				clean = false;
+		ok(clean, "no raw control characters in the output");
+	}
+
+	fd = mkstemp(tmpl);
+	if (fd < 0)
+		bail_out("mkstemp: %m");
+	f = fdopen(fd, "w");
+	r = cgk_report_json(reps, 2, f);
+	fclose(f);
+	is_int(r, 0, "json to a file");
+
+	out = run_python(tmpl, extract);
+	if (!out) {
+		if (system("python3 -c 1 2>/dev/null") != 0)
+			skip("python3 not available to validate the JSON");
+		else
+			ok(false, "Python's json module accepts the output");
+		diag("output was:\n%s", text ? text : "(none)");
+		goto done;
+	}
+	ok(true, "Python's json module accepts the output");
+	note("%s", out);
+
+	check_line(out, "version", "version \"%s\"", CGK_VERSION);
+	check_line(out, "two targets", "ntargets 2");
+	check_line(out, "path with quote, backslash, control, invalid byte",
+		   "0 path \"/sys/fs/cgroup/we\\\"ird\\\\ \\u0001/\\ufffd\"");
+	check_line(out, "hierarchy v2", "0 hierarchy \"v2\"");
+	check_line(out, "backend", "0 backend \"freeze\"");
+	check_line(out, "fell back from", "0 fell_back_from \"kernel\"");
+	check_line(out, "fallback error",
+		   "0 fallback_error {\"code\": 13, \"errno\": \"EACCES\", \"message\": \"%s\"}",
+		   strerror(EACCES));
+	check_line(out, "not refused", "0 refused null");
+	check_line(out, "signals by name", "0 signals [\"TERM\", \"KILL\", \"RTMIN+1\"]");
+	check_line(out, "counters", "0 cgroups 7");
+	check_line(out, "signalled", "0 signalled 123");
+	check_line(out, "unreachable", "0 unreachable 2");
+	check_line(out, "not permitted", "0 not_permitted 1");
+	check_line(out, "waited", "0 waited true");
+	check_line(out, "emptied", "0 emptied false");
+	check_line(out, "signal_ms", "0 signal_ms 45");
+	check_line(out, "empty_ms null when not emptied", "0 empty_ms null");
+	check_line(out, "error object with the report's message",
+		   "0 error {\"code\": %d, \"errno\": \"ETIMEDOUT\", \"message\": "
+		   "\"/sys/fs/cgroup/we\\\"ird\\\\ \\u0001/\\ufffd: timed out \\\"waiting\\\"\"}",
+		   ETIMEDOUT);
+	check_line(out, "keys of a target without listed",
+		   "0 keys [\"backend\", \"cgroups\", \"emptied\", \"empty_ms\", \"error\", "
+		   "\"fallback_error\", \"fell_back_from\", \"hierarchy\", \"not_permitted\", "
+		   "\"path\", \"refused\", \"signal_ms\", \"signalled\", \"signals\", "
+		   "\"survivors\", \"unreachable\", \"waited\"]");
+	for (size_t i = 0; i < N_COMMS; i++) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "hostile comm %zu decodes as expected", i);
+		check_line(out, what,
+			   "0 survivors {\"cgroup\": \"%s\", \"comm\": %s, \"pid\": %zu, \"state\": \"D\"}",
+			   i == 0 ? "" : "sub/\\\"q\\\"\\n", comms[i].want, 100 + i);
+	}
+	{
+		/* bytes 0x80..0xff alone are never valid UTF-8: all U+FFFD */
+		char want[512];
+		size_t o = 0;
+
+		for (size_t k = 0; k < 15; k++)
+			o += (size_t)snprintf(want + o, sizeof(want) - o, "\\ufffd");
+		check_line(out, "bytes 0x80..0x8e each become U+FFFD",
+			   "0 survivors {\"cgroup\": \"h\", \"comm\": \"%s\", \"pid\": 200, \"state\": \"R\"}",
+			   want);
+		o = 0;
+		for (size_t k = 0; k < 8; k++)
+			o += (size_t)snprintf(want + o, sizeof(want) - o, "\\ufffd");
+		o += (size_t)snprintf(want + o, sizeof(want) - o, "zzzzzzz");
+		check_line(out, "bytes 0xf8..0xff each become U+FFFD",
+			   "0 survivors {\"cgroup\": \"h\", \"comm\": \"%s\", \"pid\": 208, \"state\": \"R\"}",
+			   want);
+	}
+
+	check_line(out, "second target: hierarchy null", "1 hierarchy null");
+	check_line(out, "second target: backend null", "1 backend null");
+	check_line(out, "second target: no fallback", "1 fell_back_from null");
+	check_line(out, "second target: no fallback error", "1 fallback_error null");
+	check_line(out, "second target: refused self", "1 refused \"self\"");
+	check_line(out, "second target: no signals", "1 signals []");
+	check_line(out, "second target: empty_ms when emptied", "1 empty_ms 12");
+	check_line(out, "second target: error with strerror message",
+		   "1 error {\"code\": 2, \"errno\": \"ENOENT\", \"message\": \"%s\"}",
+		   strerror(ENOENT));
+	check_line(out, "listed: PID 0 with null state",
+		   "1 listed {\"cgroup\": \"\", \"comm\": \"\", \"pid\": 0, \"state\": null}");
+	check_line(out, "listed: second entry",
+		   "1 listed {\"cgroup\": \"a/b\", \"comm\": \"sleep\", \"pid\": 4194304, \"state\": \"S\"}");
+	ok(strstr(out, "1 keys [\"backend\", \"cgroups\", \"emptied\", \"empty_ms\", \"error\", "
+		       "\"fallback_error\", \"fell_back_from\", \"hierarchy\", \"listed\",") != NULL,
+	   "listed present when non-empty");
+	free(out);
+
+done:
+	unlink(tmpl);
+	free(text);
+
+	/* zero reports: still one document */
+	text = NULL;
+	mem = open_memstream(&text, &textlen);
+	r = cgk_report_json(NULL, 0, mem);
+	fclose(mem);
+	ok(r == 0 && text && strcmp(text, "{\n  \"version\": \"" CGK_VERSION "\",\n  \"targets\": []\n}\n") == 0,
+	   "no reports: an empty targets array");
+	free(text);
+
+	/* a stream that fails */
+	f = fopen("/dev/full", "we");
+	if (f) {
+		r = cgk_report_json(reps, 2, f);
+		is_int(r, -ENOSPC, "write error reported (/dev/full)");
+		fclose(f);
+	} else {
+		skip("/dev/full missing");
+	}
+	is_int(cgk_report_json(NULL, 1, stdout), -EINVAL, "NULL array with n > 0");
+	{
+		const struct cgk_report *holes[2] = { &a, NULL };
+
+		is_int(cgk_report_json(holes, 2, stdout), -EINVAL, "NULL report in the array");
+	}
+
+	/* an errno we have no name for */
+	{
+		struct cgk_report c = { .error = -200, .hierarchy = 1, .backend = CGK_BACKEND_LOOP };
+		const struct cgk_report *one[1] = { &c };
+
+		text = NULL;
+		mem = open_memstream(&text, &textlen);
+		r = cgk_report_json(one, 1, mem);
+		fclose(mem);
+		ok(r == 0 && strstr(text, "\"errno\": \"E200\"") && strstr(text, "\"code\": 200") &&
+			   strstr(text, "\"hierarchy\": \"v1\"") && strstr(text, "\"backend\": \"loop\""),
+		   "unknown errno as E200, v1, loop");
+		free(text);
+	}
+
+	cgk_report_free(&a);
+	ok(a.survivors.v == NULL && a.survivors.n == 0 && a.listed.n == 0,
+	   "report_free zeroes survivors");
+	cgk_report_free(&b);
+	ok(b.listed.v == NULL && b.listed.n == 0, "report_free zeroes listed");
+	cgk_report_free(&b);	/* twice is fine */
+	cgk_report_free(NULL);
+	ok(true, "report_free twice and on NULL");
+}
+
+static void test_names(void)
+{
+	static const char *const names[] = { "auto", "kernel", "freeze", "v1-freeze", "loop" };
+	enum cgk_backend be;
+	bool good = true;
+
+	for (int i = 0; i < CGK_BACKEND_COUNT_; i++) {
+		const char *n = cgk_backend_name((enum cgk_backend)i);
+
+		good &= n && strcmp(n, names[i]) == 0 && cgk_backend_from_name(n, &be) == 0 &&
+			be == (enum cgk_backend)i;
+	}
+	ok(good, "backend names round trip");
+	ok(cgk_backend_name(CGK_BACKEND_COUNT_) == NULL, "no name past the last backend");
+	ok(cgk_backend_name((enum cgk_backend)-1) == NULL, "no name for -1");
+	be = CGK_BACKEND_KERNEL;
+	ok(cgk_backend_from_name("v1freeze", &be) == -EINVAL && be == CGK_BACKEND_KERNEL,
+	   "unknown backend rejected");
+	ok(cgk_backend_from_name("", &be) == -EINVAL, "empty backend rejected");
+
+	is_str(cgk_guard_name(CGK_GUARD_NONE), "none", "guard none");
+	is_str(cgk_guard_name(CGK_GUARD_ROOT), "root", "guard root");
+	is_str(cgk_guard_name(CGK_GUARD_SELF), "self", "guard self");
+	is_str(cgk_guard_name(CGK_GUARD_PID1), "pid1", "guard pid1");
+	is_str(cgk_guard_name(CGK_GUARD_PROTECTED), "protected", "guard protected");
+	is_str(cgk_guard_name(CGK_GUARD_DECLINED), "declined", "guard declined");
+	ok(cgk_guard_name((enum cgk_guard)99) == NULL, "no name for an unknown guard");
+}
+
+int main(void)
+{
+	no_plan();
+	test_names();
+	test_json();
+	return done_testing();
+}
