@@ -1,5 +1,6 @@
 # cgkill: GNU make. make, make check, make demo, make bench, make fuzz,
-# make install (PREFIX, DESTDIR, BINDIR, LIBDIR, INCLUDEDIR, MANDIR).
+# make install / make uninstall (PREFIX, DESTDIR, BINDIR, LIBDIR, INCLUDEDIR,
+# MANDIR, PKGCONFIGDIR, BASHCOMPDIR), make check-deb.
 B ?= build
 VERSION := $(shell sed -n 's/^\#define CGK_VERSION "\(.*\)"/\1/p' include/cgkill.h)
 SOVERSION := 1
@@ -9,6 +10,8 @@ BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 
 CC ?= cc
 CFLAGS ?= -O2 -g
@@ -22,6 +25,7 @@ LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 TEST_SRC := $(sort $(wildcard tests/test-*.c))
 TEST_BIN := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 TEST_LIB_SRC := $(filter-out $(TEST_SRC),$(wildcard tests/*.c))
+TEST_SH := $(sort $(wildcard tests/test-*.sh))
 FUZZ_SRC := $(sort $(wildcard fuzz/fuzz-*.c))
 
 all: $(B)/libcgkill.a $(B)/libcgkill.so $(B)/cgkill
@@ -47,7 +51,13 @@ tests: all $(TEST_BIN)
 
 # CGKILL_TEST_NO_SKIP=1 turns a skipped cgroup test into a failure (CI sets it).
 check: tests
-	CGKILL=$(abspath $(B)/cgkill) prove -f --exec "" $(TEST_BIN)
+	CGKILL=$(abspath $(B)/cgkill) CGKILL_BUILD=$(abspath $(B)) \
+		prove -f --exec "" $(TEST_BIN) $(TEST_SH)
+
+# Builds the Debian packages in a copy of the tree and installs them in a
+# scratch root (slow; needs debhelper and dpkg-dev).
+check-deb:
+	prove -f --exec "" tests/check-deb.sh
 
 # The same suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 check-asan:
@@ -66,17 +76,44 @@ $(B)/fuzz/%: fuzz/%.c $(LIB_SRC) include/cgkill.h lib/internal.h
 	@mkdir -p $(dir $@)
 	clang $(CPPFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC)
 
+# Paths in libcgkill.pc are written relative to ${prefix} where they can be.
+pcdir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+MAN3_LINKS := cgk_kill cgk_kill_fd cgk_report_free cgk_report_json cgk_backend_name \
+	cgk_backend_from_name cgk_guard_name cgk_signal_from_name cgk_signal_name \
+	cgk_parse_duration cgk_list_hierarchies cgk_cgroup_of_pid
+
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
+		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
+		$(DESTDIR)$(BASHCOMPDIR)
 	install -m 755 $(B)/cgkill $(DESTDIR)$(BINDIR)/cgkill
 	install -m 644 $(B)/libcgkill.a $(DESTDIR)$(LIBDIR)/libcgkill.a
 	install -m 755 $(B)/libcgkill.so $(DESTDIR)$(LIBDIR)/libcgkill.so.$(VERSION)
 	ln -sf libcgkill.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libcgkill.so.$(SOVERSION)
 	ln -sf libcgkill.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libcgkill.so
 	install -m 644 include/cgkill.h $(DESTDIR)$(INCLUDEDIR)/cgkill.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pcdir,$(LIBDIR))|' \
+		-e 's|@INCLUDEDIR@|$(call pcdir,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' \
+		libcgkill.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/libcgkill.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/libcgkill.pc
+	install -m 644 man/cgkill.1 $(DESTDIR)$(MANDIR)/man1/cgkill.1
+	install -m 644 man/libcgkill.3 $(DESTDIR)$(MANDIR)/man3/libcgkill.3
+	for f in $(MAN3_LINKS); do \
+		echo '.so man3/libcgkill.3' > $(DESTDIR)$(MANDIR)/man3/$$f.3 || exit 1; \
+		chmod 644 $(DESTDIR)$(MANDIR)/man3/$$f.3 || exit 1; \
+	done
+	install -m 644 completion/cgkill $(DESTDIR)$(BASHCOMPDIR)/cgkill
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/cgkill $(DESTDIR)$(LIBDIR)/libcgkill.a \
+		$(DESTDIR)$(LIBDIR)/libcgkill.so.$(VERSION) \
+		$(DESTDIR)$(LIBDIR)/libcgkill.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libcgkill.so \
+		$(DESTDIR)$(INCLUDEDIR)/cgkill.h $(DESTDIR)$(PKGCONFIGDIR)/libcgkill.pc \
+		$(DESTDIR)$(MANDIR)/man1/cgkill.1 $(DESTDIR)$(MANDIR)/man3/libcgkill.3 \
+		$(MAN3_LINKS:%=$(DESTDIR)$(MANDIR)/man3/%.3) $(DESTDIR)$(BASHCOMPDIR)/cgkill
 
 clean:
 	rm -rf build build-asan
 
-.PHONY: all tests check check-asan demo bench fuzz install clean
+.PHONY: all tests check check-asan check-deb demo bench fuzz install uninstall clean
 .DELETE_ON_ERROR:

@@ -84,7 +84,7 @@ static int settle(struct cgk_run *run, int sig, uint64_t deadline)
 		int r = count_live(run, &n);
 
 		if (r < 0)
-			return cgk_fail(run, r, "cannot list the processes of %s", run->rep->path);
+			return cgk_fail(run, r, "cannot list the processes");
 		now = cgk_now_ms();
 		if (n == 0 || now >= deadline)
 			return 0;
@@ -121,8 +121,7 @@ int cgk_loop_passes(struct cgk_run *run, int sig, uint64_t deadline, bool settle
 	if (r < 0)
 		return r;
 	if (fresh)
-		return cgk_fail(run, -EAGAIN, "%s: processes kept appearing after %u passes",
-				run->rep->path, passes);
+		return cgk_fail(run, -EAGAIN, "processes kept appearing after %u passes", passes);
 	if (sig == SIGKILL && settle_kill)
 		return settle(run, sig, deadline);
 	return 0;
@@ -190,8 +189,7 @@ static int loop_send(struct cgk_run *run, int sig)
 	r = cgk_loop_passes(run, sig, deadline, true);
 	int t = clamp_restore(&clamp);
 	if (t < 0 && r >= 0)
-		r = cgk_fail(run, t, "cannot restore pids.max of %s to %s", run->rep->path,
-			     clamp.old);
+		r = cgk_fail(run, t, "cannot restore pids.max to %s", clamp.old);
 	return r;
 }
 

@@ -152,6 +152,9 @@ extern const struct cgk_backend_ops cgk_backend_loop;
  * new (bounded by deadline, cgk_now_ms); with SIGKILL and settle_kill, go on
  * while killed processes leave, to catch children of dying parents. */
 int cgk_loop_passes(struct cgk_run *run, int sig, uint64_t deadline, bool settle_kill);
+/* backend-v1.c: the v1-freeze send() with the wait for FROZEN bounded by
+ * settle_ms per attempt (tests force a freeze that does not settle). */
+int cgk_v1_freeze_send(struct cgk_run *run, int sig, unsigned settle_ms);
 
 /* ---- wait.c ---- */
 /* Wait until the subtree is empty or deadline_ms (absolute, cgk_now_ms)

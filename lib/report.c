@@ -9,6 +9,7 @@
  * points above U+10FFFF) becomes U+FFFD, one for each byte. The output is
  * therefore always valid JSON, at the price of losing those bytes.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -90,15 +91,13 @@ static const struct {
 #undef E
 
 /* "ENOENT", or "E<number>" in buf for an errno we do not name. */
-static const char *errno_name(int err, char *buf, size_t size)
+static const char *errno_name(unsigned err, char *buf, size_t size)
 {
-	if (err < 0)
-		err = -err;
 	/* aliases (EWOULDBLOCK, ENOTSUP, ...) come last: first match wins */
 	for (size_t i = 0; i < sizeof(errno_names) / sizeof(errno_names[0]); i++)
-		if (errno_names[i].err == err)
+		if ((unsigned)errno_names[i].err == err)
 			return errno_names[i].name;
-	snprintf(buf, size, "E%d", err);
+	snprintf(buf, size, "E%u", err);
 	return buf;
 }
 
@@ -275,15 +274,18 @@ static void jw_error(struct jw *w, const char *key, int err, const char *message
 		     size_t max)
 {
 	char nbuf[16], sbuf[128];
-	int e = err < 0 ? -err : err;
+	/* either sign is accepted; INT_MIN has no int magnitude */
+	unsigned e = err < 0 ? 0u - (unsigned)err : (unsigned)err;
 
 	jw_open(w, key, '{');
 	jw_cstr(w, "errno", errno_name(e, nbuf, sizeof(nbuf)));
-	jw_uint(w, "code", (unsigned)e);
+	jw_uint(w, "code", e);
 	if (message && *message)
 		jw_string(w, "message", message, max);
+	else if (e <= INT_MAX)
+		jw_cstr(w, "message", strerror_r((int)e, sbuf, sizeof(sbuf)));
 	else
-		jw_cstr(w, "message", strerror_r(e, sbuf, sizeof(sbuf)));
+		jw_cstr(w, "message", "Unknown error");
 	jw_close(w, '}');
 }
 

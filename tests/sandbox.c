@@ -621,6 +621,15 @@ void sb_cleanup_all(void)
 	}
 	sb_n_boxes = 0;
 	reap_any();
+	/* Let the watchdog finish now rather than linger as an orphan. */
+	if (sb_watchdog > 0) {
+		uint64_t deadline = sb_now_ms() + 5000;
+
+		kill(sb_watchdog, SIGUSR1);
+		while (waitpid(sb_watchdog, NULL, WNOHANG) == 0 && sb_now_ms() < deadline)
+			sb_sleep_ms(5);
+		sb_watchdog = 0;
+	}
 }
 
 /* ---- watchdog ---- */
@@ -1210,4 +1219,106 @@ bool sb_sentinels_check(const struct sb_sentinels *s, const char *scenario)
 		all &= ok(sb_alive(s->pid[i]), "%s: sentinel in the %s cgroup (pid %d) is alive",
 			  scenario, s->where[i], (int)s->pid[i]);
 	return all;
+}
+
+/* ---- running a command ---- */
+
+const char *sb_cgkill(void)
+{
+	const char *p = getenv("CGKILL");
+
+	return p && *p ? p : "build/cgkill";
+}
+
+static void drain(int *fd, char *buf, size_t size, size_t *len)
+{
+	ssize_t n;
+
+	if (*len + 1 >= size) {
+		char junk[4096];
+
+		n = read(*fd, junk, sizeof(junk));
+	} else {
+		n = read(*fd, buf + *len, size - 1 - *len);
+		if (n > 0)
+			*len += (size_t)n;
+		buf[*len] = '\0';
+	}
+	if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+int sb_run(struct sb_cmd *res, const char *join, unsigned timeout_ms,
+	   const char *const argv[])
+{
+	int out[2], err[2], st;
+	size_t olen = 0, elen = 0;
+	uint64_t start = sb_now_ms(), deadline = start + timeout_ms;
+	pid_t pid;
+
+	memset(res, 0, sizeof(*res));
+	res->exit_code = -1;
+	res->status = -1;
+	if (pipe2(out, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(err, O_CLOEXEC) < 0) {
+		close(out[0]);
+		close(out[1]);
+		return -errno;
+	}
+	pid = sb_fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_RDONLY);
+
+		if (join && sb_join(join) < 0)
+			_exit(125);
+		if (devnull >= 0)
+			dup2(devnull, 0);
+		dup2(out[1], 1);
+		dup2(err[1], 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(out[1]);
+	close(err[1]);
+	while (out[0] >= 0 || err[0] >= 0) {
+		struct pollfd pfd[2] = {
+			{ .fd = out[0], .events = POLLIN },
+			{ .fd = err[0], .events = POLLIN },
+		};
+		uint64_t now = sb_now_ms();
+
+		if (now >= deadline) {
+			res->timed_out = true;
+			kill(pid, SIGKILL);
+			break;
+		}
+		if (poll(pfd, 2, (int)(deadline - now)) < 0 && errno != EINTR)
+			break;
+		if (out[0] >= 0 && pfd[0].revents)
+			drain(&out[0], res->out, sizeof(res->out), &olen);
+		if (err[0] >= 0 && pfd[1].revents)
+			drain(&err[0], res->err, sizeof(res->err), &elen);
+	}
+	if (out[0] >= 0)
+		close(out[0]);
+	if (err[0] >= 0)
+		close(err[0]);
+	st = sb_wait_reaped(pid, res->timed_out ? 5000 : (unsigned)(deadline + 1000 - sb_now_ms()));
+	if (st == -ETIMEDOUT) {
+		res->timed_out = true;
+		kill(pid, SIGKILL);
+		st = sb_wait_reaped(pid, 5000);
+	}
+	res->ms = sb_now_ms() - start;
+	if (st < 0)
+		return st;
+	res->status = st;
+	if (WIFEXITED(st))
+		res->exit_code = WEXITSTATUS(st);
+	return 0;
 }

@@ -125,6 +125,23 @@ int sb_sentinels_start(struct sb_sentinels *s, const char *parent,
 /* One TAP test point per sentinel: alive. Returns true if all are. */
 bool sb_sentinels_check(const struct sb_sentinels *s, const char *scenario);
 
+/* The command under test: $CGKILL, else build/cgkill. */
+const char *sb_cgkill(void);
+
+struct sb_cmd {
+	int status;		/* wait status; -1 if not collected */
+	int exit_code;		/* exit status; -1 if it did not exit */
+	bool timed_out;		/* killed after the deadline */
+	uint64_t ms;
+	char out[16384];	/* standard output (truncated), NUL-terminated */
+	char err[16384];	/* standard error (truncated), NUL-terminated */
+};
+/* Run argv[0] (a path) with argv, stdin from /dev/null, output captured;
+ * the child first joins the cgroup join if not NULL. Killed after
+ * timeout_ms. 0, or -errno if it could not be run or collected. */
+int sb_run(struct sb_cmd *res, const char *join, unsigned timeout_ms,
+	   const char *const argv[]);
+
 uint64_t sb_now_ms(void);
 void sb_sleep_ms(unsigned ms);
 

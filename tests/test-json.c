@@ -35,6 +35,9 @@ static const struct {
 	{ "\xe2\x82", 2, "\"\\ufffd\\ufffd\"" },		/* truncated 3-byte */
 	{ "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 9, "\"\\u00e9\\u20ac\\ud83d\\ude00\"" },
 	{ "\xc0\xaf", 2, "\"\\ufffd\\ufffd\"" },		/* overlong '/' */
+	{ "\xe0\x80\xaf", 3, "\"\\ufffd\\ufffd\\ufffd\"" },	/* overlong, 3 bytes */
+	{ "\xf0\x80\x80\xaf", 4, "\"\\ufffd\\ufffd\\ufffd\\ufffd\"" }, /* overlong, 4 */
+	{ "\xf0\x90\x80\x80", 4, "\"\\ud800\\udc00\"" },	/* U+10000, valid */
 	{ "\xed\xa0\x80", 3, "\"\\ufffd\\ufffd\\ufffd\"" },	/* surrogate */
 	{ "\xf4\x90\x80\x80", 4, "\"\\ufffd\\ufffd\\ufffd\\ufffd\"" }, /* > U+10FFFF */
 	{ "\x80\xbfz", 3, "\"\\ufffd\\ufffdz\"" },		/* stray continuations */
@@ -184,9 +187,9 @@ static void test_json(void)
 		bool clean = true;
 
 		for (size_t i = 0; text && i < textlen; i++)
-			if ((unsigned char)text[i] < 0x20 && text[i] != '\n')
+			if (((unsigned char)text[i] < 0x20 && text[i] != '\n') || text[i] == 0x7f)
 				clean = false;
-		ok(clean, "no raw control characters in the output");
+		ok(clean, "no raw control characters or DEL in the output");
 	}
 
 	fd = mkstemp(tmpl);

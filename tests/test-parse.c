@@ -316,6 +316,10 @@ static void test_proc_cgroup(void)
 	is_int(r, -ENOENT, "proc cgroup pure v1: no v2 line");
 	r = cgk_parse_proc_cgroup("0::/../../x\n", NULL, path, sizeof(path));
 	ok(r == 0 && strcmp(path, "/../../x") == 0, "proc cgroup: cgroup namespace path");
+	r = cgk_parse_proc_cgroup("1::/v1\n0::/v2\n", NULL, path, sizeof(path));
+	ok(r == 0 && strcmp(path, "/v2") == 0, "proc cgroup: v2 is ID 0, not any empty list");
+	r = cgk_parse_proc_cgroup("0::/v2\n1:name=a:/v1\n", "name=a", path, sizeof(path));
+	ok(r == 0 && strcmp(path, "/v1") == 0, "proc cgroup: v1 line after the v2 one");
 	r = cgk_parse_proc_cgroup("", NULL, path, sizeof(path));
 	is_int(r, -ENOENT, "proc cgroup: empty text");
 

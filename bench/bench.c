@@ -1,0 +1,1411 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cgkill benchmark driver.
+ *
+ *	bench [--full] [--reps N] [--trials N] [--only W,...] [--contenders C,...]
+ *	      [--cgkill PATH] [--floor PATH] [--shell-loop PATH] [--results DIR]
+ *	bench --hold WORKLOAD [--hier v2|freezer|pids]   (set up, print, wait)
+ *
+ * For every workload and every repetition, each contender in turn (the order
+ * rotates from one repetition to the next) gets a freshly built workload in a
+ * fresh sandbox cgroup and is timed from its start until the subtree is
+ * empty, as seen by our own watcher (not by the contender's report).
+ *
+ * Safety: everything runs in a new pid namespace (and mount namespace with
+ * its own /proc), so no pid any contender reads or kills can name a process
+ * outside it, and the kernel kills whatever is left if the driver dies. The
+ * outer process only creates the sandbox cgroups and removes them at the end
+ * (thaw, cgroup.kill, rmdir with retries), whatever happened inside. Fork
+ * bombs start only after their v1 pids cgroup has pids.max set.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgkill.h"
+
+#define RUN_DEADLINE_NS (60ULL * 1000000000)	/* one timed kill, at most */
+#define GRACE_NS (5ULL * 1000000000)	/* after a contender returns */
+#define WATCH_NS 250000			/* watcher re-reads every 0.25 ms */
+#define MAX_RUNS 256
+
+/* ---------------------------------------------------------------- util */
+
+static volatile sig_atomic_t stop;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("bench: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(2);
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return (int)n;
+}
+
+static int write_at(const char *dir, const char *name, const char *text)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return write_file(path, text);
+}
+
+/* Small pseudo-file into buf; -errno or length. */
+static ssize_t read_small(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return n;
+}
+
+static long long read_num(const char *dir, const char *name)
+{
+	char path[PATH_MAX], buf[64];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return strtoll(buf, NULL, 10);
+}
+
+/* Lines (processes) in dir/cgroup.procs, read to EOF; -1 if unreadable. */
+static long count_procs(const char *dir)
+{
+	char path[PATH_MAX], buf[65536];
+	long lines = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		for (ssize_t i = 0; i < n; i++)
+			lines += buf[i] == '\n';
+	close(fd);
+	return lines;
+}
+
+/* "populated" from an open cgroup.events: 1, 0 or -1. */
+static int populated(int evfd)
+{
+	char buf[256];
+	ssize_t n = pread(evfd, buf, sizeof(buf) - 1, 0);
+	char *p;
+
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strstr(buf, "populated ");
+	return p ? p[10] == '1' : -1;
+}
+
+/* Call fn on dir and every directory below it; children first if post. */
+typedef void (*walk_fn)(const char *dir, void *arg);
+static void walk(const char *dir, bool post, walk_fn fn, void *arg)
+{
+	DIR *d;
+	struct dirent *de;
+
+	if (!post)
+		fn(dir, arg);
+	d = opendir(dir);
+	if (d) {
+		while ((de = readdir(d))) {
+			char sub[PATH_MAX];
+
+			if (de->d_type != DT_DIR || de->d_name[0] == '.')
+				continue;
+			snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
+			walk(sub, post, fn, arg);
+		}
+		closedir(d);
+	}
+	if (post)
+		fn(dir, arg);
+}
+
+static void count_visit(const char *dir, void *arg)
+{
+	long n = count_procs(dir);
+
+	if (n > 0)
+		*(long *)arg += n;
+}
+
+static long count_tree(const char *dir)
+{
+	long n = 0;
+
+	walk(dir, false, count_visit, &n);
+	return n;
+}
+
+static void thaw_visit(const char *dir, void *arg)
+{
+	char path[PATH_MAX], buf[32];
+
+	(void)arg;
+	snprintf(path, sizeof(path), "%s/freezer.state", dir);
+	if (read_small(path, buf, sizeof(buf)) > 0 && strncmp(buf, "THAWED", 6))
+		write_file(path, "THAWED");
+	snprintf(path, sizeof(path), "%s/cgroup.freeze", dir);
+	if (read_small(path, buf, sizeof(buf)) > 0 && buf[0] == '1')
+		write_file(path, "0");
+}
+
+static void rmdir_visit(const char *dir, void *arg)
+{
+	unsigned delay = 1;
+	uint64_t deadline = now_ns() + 3000000000ULL;
+
+	(void)arg;
+	while (rmdir(dir) < 0 && errno == EBUSY && now_ns() < deadline) {
+		sleep_ms(delay);
+		if (delay < 64)
+			delay *= 2;
+	}
+}
+
+/* ------------------------------------------------------- hierarchies */
+
+enum { H_V2, H_FRZ, H_PIDS, H_MEM, H_N };
+static const char *const hname[H_N] = { "v2", "freezer", "pids", "memory" };
+static const char *const hctl[H_N] = { NULL, "freezer", "pids", "memory" };
+static char mnt[H_N][PATH_MAX];	/* mount points, "" if missing */
+static char top[H_N][PATH_MAX];	/* sandbox tops */
+
+static void find_mounts(void)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[8192];
+
+	if (!f)
+		die("cannot read /proc/self/mountinfo");
+	while (fgets(line, sizeof(line), f)) {
+		char point[PATH_MAX], *sep = strstr(line, " - ");
+		char fstype[64], source[256], opts[2048];
+
+		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1 ||
+		    sscanf(sep + 3, "%63s %255s %2047s", fstype, source, opts) != 3)
+			continue;
+		if (strcmp(fstype, "cgroup2") == 0 && !mnt[H_V2][0])
+			snprintf(mnt[H_V2], PATH_MAX, "%s", point);
+		if (strcmp(fstype, "cgroup"))
+			continue;
+		for (int h = H_FRZ; h < H_N; h++) {
+			char *tok, *save, o[2048];
+
+			snprintf(o, sizeof(o), "%s", opts);
+			for (tok = strtok_r(o, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+				if (strcmp(tok, hctl[h]) == 0 && !mnt[h][0])
+					snprintf(mnt[h], PATH_MAX, "%s", point);
+		}
+	}
+	fclose(f);
+}
+
+/* Our own cgroup in a v1 hierarchy, from /proc/self/cgroup. */
+static void own_cgroup(const char *ctl, char *out, size_t size)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char line[4096];
+
+	snprintf(out, size, "/");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+
+		if (!b)
+			continue;
+		*b = '\0';
+		b[strcspn(b + 1, "\n") + 1] = '\0';
+		for (char *tok = strtok(a + 1, ","); tok; tok = strtok(NULL, ","))
+			if (strcmp(tok, ctl) == 0)
+				snprintf(out, size, "%s", b + 1);
+	}
+	fclose(f);
+}
+
+/* --------------------------------------------------------- workloads */
+
+enum wtype { W_FLAT, W_THREADS, W_WIDE, W_DEEP, W_BOMB, W_STRESS, W_MEM };
+
+struct workload {
+	char name[64];
+	char title[128];
+	enum wtype type;
+	unsigned a, b;	/* see describe() */
+	unsigned reps;
+	unsigned procs;	/* processes (chart x axis) */
+};
+
+/* The spec of one run: which hierarchies hold the tree. */
+struct plan {
+	const struct workload *w;
+	char dir[H_N][PATH_MAX];	/* workload top per hierarchy, "" unused */
+	bool tree[H_N];		/* structure built in this hierarchy */
+	int readyfd;
+};
+
+static void sleeper(int readyfd)
+{
+	prctl(PR_SET_NAME, "cgkb-sleep");
+	if (write(readyfd, "x", 1) < 0)
+		_exit(3);
+	for (;;)
+		pause();
+}
+
+static void *thread_pause(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void threads_proc(unsigned threads, int readyfd)
+{
+	pthread_attr_t attr;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	for (unsigned i = 1; i < threads; i++) {
+		pthread_t t;
+
+		while (pthread_create(&t, &attr, thread_pause, NULL) == EAGAIN)
+			sleep_ms(1);
+	}
+	sleeper(readyfd);
+}
+
+static void mem_proc(unsigned mib, int readyfd)
+{
+	size_t len = (size_t)mib << 20;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		_exit(3);
+	for (size_t i = 0; i < len; i += 4096)
+		p[i] = 1;
+	sleeper(readyfd);
+}
+
+/* fork, retrying briefly on EAGAIN; into cgfd (v2) if >= 0. */
+static pid_t spawn(int cgfd)
+{
+	for (int tries = 0; tries < 1000; tries++) {
+		pid_t pid;
+
+		if (cgfd >= 0) {
+			struct clone_args args = {
+				.flags = CLONE_INTO_CGROUP,
+				.exit_signal = SIGCHLD,
+				.cgroup = (uint64_t)cgfd,
+			};
+			pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+		} else {
+			pid = fork();
+		}
+		if (pid >= 0 || errno != EAGAIN)
+			return pid;
+		sleep_ms(1);
+	}
+	return -1;
+}
+
+static void join(const char *dir)
+{
+	if (write_at(dir, "cgroup.procs", "0") < 0)
+		_exit(4);
+}
+
+/* Put the spawner (and so what it forks) into cgroup i of the structure:
+ * v1 trees by moving itself, v2 by returning a fd for CLONE_INTO_CGROUP. */
+static int enter(const struct plan *p, const char *sub)
+{
+	char path[PATH_MAX];
+	int fd = -1;
+
+	for (int h = H_FRZ; h < H_N; h++)
+		if (p->tree[h]) {
+			snprintf(path, sizeof(path), "%s/%s", p->dir[h], sub);
+			join(path);
+		}
+	if (p->tree[H_V2]) {
+		snprintf(path, sizeof(path), "%s/%s", p->dir[H_V2], sub);
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			_exit(4);
+	}
+	return fd;
+}
+
+static void spawner(const struct plan *p)
+{
+	const struct workload *w = p->w;
+	char sub[PATH_MAX];
+	int fd;
+
+	/* Into the tops first: every process of the workload is in the v2 top,
+	 * the pids top (limit) and any v1 top the run uses. */
+	for (int h = 0; h < H_N; h++)
+		if (p->dir[h][0])
+			join(p->dir[h]);
+
+	switch (w->type) {
+	case W_FLAT:
+		for (unsigned i = 1; i < w->a; i++)
+			if (spawn(-1) == 0)
+				sleeper(p->readyfd);
+		sleeper(p->readyfd);
+		break;
+	case W_THREADS:
+		for (unsigned i = 1; i < w->a; i++)
+			if (spawn(-1) == 0)
+				threads_proc(w->b, p->readyfd);
+		threads_proc(w->b, p->readyfd);
+		break;
+	case W_MEM:
+		for (unsigned i = 1; i < w->a; i++)
+			if (spawn(-1) == 0)
+				mem_proc(w->b, p->readyfd);
+		mem_proc(w->b, p->readyfd);
+		break;
+	case W_WIDE:
+	case W_DEEP:
+		sub[0] = '\0';
+		for (unsigned i = 0; i < w->a; i++) {
+			unsigned n = w->type == W_WIDE ? w->b : 1;
+			bool last = i + 1 == w->a;
+
+			if (w->type == W_WIDE)
+				snprintf(sub, sizeof(sub), "c%u", i);
+			else
+				snprintf(sub + strlen(sub), sizeof(sub) - strlen(sub), "%sd", i ? "/" : "");
+			fd = enter(p, sub);
+			for (unsigned j = 0; j < n - last; j++)
+				if (spawn(fd) == 0)
+					sleeper(p->readyfd);
+			if (fd >= 0)
+				close(fd);
+		}
+		/* The spawner is the last process of the last cgroup. */
+		if (p->tree[H_V2]) {
+			char path[PATH_MAX];
+
+			snprintf(path, sizeof(path), "%s/%s", p->dir[H_V2], sub);
+			join(path);
+		}
+		sleeper(p->readyfd);
+		break;
+	case W_BOMB:
+		/* Refuse to start unless our pids cgroup has the limit. */
+		if (read_num(p->dir[H_PIDS], "pids.max") != (long long)w->a)
+			_exit(5);
+		prctl(PR_SET_NAME, "cgkb-bomb");
+		for (;;)
+			fork();
+	case W_STRESS:
+		if (read_num(p->dir[H_PIDS], "pids.max") != (long long)w->a)
+			_exit(5);
+		execlp("stress-ng", "stress-ng", "--fork", "4", "--fork-max", "1000",
+		       "--timeout", "600s", "-q", (char *)NULL);
+		_exit(6);
+	}
+	_exit(0);
+}
+
+/* -------------------------------------------------------- contenders */
+
+enum ckind { C_FLOOR, C_FLOOR_MREL, C_CMD, C_LIB, C_SHELL, C_PKILL };
+
+struct contender {
+	const char *name;
+	enum ckind kind;
+	enum cgk_backend be;
+	int hier;	/* the hierarchy it targets */
+};
+
+static const struct contender contenders[] = {
+	{ "floor", C_FLOOR, CGK_BACKEND_AUTO, H_V2 },
+	{ "cgkill -b kernel", C_CMD, CGK_BACKEND_KERNEL, H_V2 },
+	{ "cgkill -b freeze", C_CMD, CGK_BACKEND_FREEZE, H_V2 },
+	{ "cgkill -b v1-freeze", C_CMD, CGK_BACKEND_V1_FREEZE, H_FRZ },
+	{ "cgkill -b loop", C_CMD, CGK_BACKEND_LOOP, H_PIDS },
+	{ "lib kernel", C_LIB, CGK_BACKEND_KERNEL, H_V2 },
+	{ "lib freeze", C_LIB, CGK_BACKEND_FREEZE, H_V2 },
+	{ "lib v1-freeze", C_LIB, CGK_BACKEND_V1_FREEZE, H_FRZ },
+	{ "lib loop", C_LIB, CGK_BACKEND_LOOP, H_PIDS },
+	{ "shell loop", C_SHELL, CGK_BACKEND_AUTO, H_V2 },
+	{ "pkill --cgroup", C_PKILL, CGK_BACKEND_AUTO, H_V2 },
+	{ "floor + mrelease", C_FLOOR_MREL, CGK_BACKEND_AUTO, H_V2 },
+};
+#define N_CONTENDERS (sizeof(contenders) / sizeof(contenders[0]))
+
+static bool applies(const struct contender *c, const struct workload *w)
+{
+	bool one_cgroup = w->type != W_WIDE && w->type != W_DEEP;
+
+	if (c->kind == C_PKILL)
+		return one_cgroup;
+	if (c->kind == C_FLOOR_MREL)
+		return w->type == W_MEM;
+	if (!mnt[c->hier][0])
+		return false;
+	return true;
+}
+
+static const char *cgkill_path = "build/cgkill";
+static const char *floor_path = "build/bench/floor";
+static const char *shell_path = "bench/killloop.sh";
+static char contender_filter[1024];
+static char workload_filter[1024];
+
+static bool in_list(const char *list, const char *name)
+{
+	char copy[1024];
+
+	if (!list[0])
+		return true;
+	snprintf(copy, sizeof(copy), "%s", list);
+	for (char *save, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (strcmp(tok, name) == 0)
+			return true;
+	return false;
+}
+
+static void exec_contender(const struct contender *c, const char *target, const char *v2rel)
+{
+	char bname[32];
+	int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+	if (devnull >= 0)
+		dup2(devnull, STDOUT_FILENO);
+	switch (c->kind) {
+	case C_FLOOR:
+		execl(floor_path, "floor", target, (char *)NULL);
+		break;
+	case C_FLOOR_MREL:
+		execl(floor_path, "floor", "-m", target, (char *)NULL);
+		break;
+	case C_CMD:
+		snprintf(bname, sizeof(bname), "%s", cgk_backend_name(c->be));
+		execl(cgkill_path, "cgkill", "-q", "-b", bname, "--wait=30s", target, (char *)NULL);
+		break;
+	case C_SHELL:
+		execl("/bin/sh", "sh", shell_path, target, (char *)NULL);
+		break;
+	case C_PKILL:
+		execlp("pkill", "pkill", "-9", "--cgroup", v2rel, (char *)NULL);
+		break;
+	case C_LIB: {
+		struct cgk_options o = CGK_OPTIONS_INIT;
+		struct cgk_report rep;
+		int r;
+
+		o.backend = c->be;
+		o.wait_ms = 30000;
+		r = cgk_kill(target, &o, &rep);
+		if (r < 0)
+			fprintf(stderr, "bench: lib %s: %s\n", cgk_backend_name(c->be), rep.message);
+		cgk_report_free(&rep);
+		_exit(r < 0 ? 1 : 0);
+	}
+	}
+	_exit(127);
+}
+
+/* ------------------------------------------------------------ one run */
+
+struct run {
+	double empty_ms;	/* start -> subtree empty (our watcher) */
+	double exit_ms;		/* start -> contender returned */
+	double freed_ms;	/* start -> memory usage below 5% (memory only) */
+	double cpu_ms;		/* user + system of the contender */
+	long maxrss_kb;
+	int status;		/* exit status of the contender, -1 killed */
+	bool emptied;
+	bool v1_lagged;		/* v1 lists still showed tasks at populated 0 */
+	long left;		/* processes left when the watch ended */
+	long escaped;		/* bomb processes found outside the sandbox */
+	long at_start;		/* processes (pids.current) when the kill began */
+};
+
+static unsigned seq;
+
+static void mkdir_tree(const struct plan *p, int h)
+{
+	char path[PATH_MAX];
+	const struct workload *w = p->w;
+
+	if (mkdir(p->dir[h], 0755) < 0)
+		die("mkdir %s: %m", p->dir[h]);
+	if (!p->tree[h])
+		return;
+	if (w->type == W_WIDE)
+		for (unsigned i = 0; i < w->a; i++) {
+			snprintf(path, sizeof(path), "%s/c%u", p->dir[h], i);
+			if (mkdir(path, 0755) < 0)
+				die("mkdir %s: %m", path);
+		}
+	if (w->type == W_DEEP) {
+		snprintf(path, sizeof(path), "%s", p->dir[h]);
+		for (unsigned i = 0; i < w->a; i++) {
+			strcat(path, "/d");
+			if (mkdir(path, 0755) < 0)
+				die("mkdir %s: %m", path);
+		}
+	}
+}
+
+/* Kill whatever is left of a run, thaw, reap, remove its cgroups. */
+static void run_cleanup(struct plan *p)
+{
+	uint64_t deadline = now_ns() + 30000000000ULL;
+	char ev[PATH_MAX];
+	int evfd;
+
+	for (int h = 0; h < H_N; h++)
+		if (p->dir[h][0])
+			walk(p->dir[h], false, thaw_visit, NULL);
+	snprintf(ev, sizeof(ev), "%s/cgroup.events", p->dir[H_V2]);
+	evfd = open(ev, O_RDONLY | O_CLOEXEC);
+	while (evfd >= 0 && populated(evfd) == 1 && now_ns() < deadline) {
+		struct pollfd pfd = { .fd = evfd, .events = POLLPRI };
+
+		write_at(p->dir[H_V2], "cgroup.kill", "1");
+		for (int h = 0; h < H_N; h++)
+			if (p->dir[h][0])
+				walk(p->dir[h], false, thaw_visit, NULL);
+		poll(&pfd, 1, 200);
+	}
+	if (evfd >= 0)
+		close(evfd);
+	/* Reap: the workload's orphans are ours (we are pid 1 here). */
+	deadline = now_ns() + 5000000000ULL;
+	for (;;) {
+		pid_t r = waitpid(-1, NULL, WNOHANG);
+
+		if (r < 0 || now_ns() > deadline)
+			break;
+		if (r == 0)
+			sleep_ms(1);
+	}
+	for (int h = H_N - 1; h >= 0; h--)
+		if (p->dir[h][0])
+			walk(p->dir[h], true, rmdir_visit, NULL);
+}
+
+/* Wait until the workload is in place: a byte from every process, or, for
+ * a bomb, pids.current at the limit. */
+static int wait_ready(const struct plan *p, unsigned want)
+{
+	const struct workload *w = p->w;
+	uint64_t deadline = now_ns() + 120000000000ULL;
+	unsigned got = 0;
+	char buf[4096];
+
+	if (w->type == W_BOMB || w->type == W_STRESS) {
+		uint64_t start = now_ns();
+
+		while (now_ns() < deadline && !stop) {
+			long long cur = read_num(p->dir[H_PIDS], "pids.current");
+
+			if (w->type == W_BOMB && cur >= (long long)w->a)
+				return 0;
+			if (w->type == W_STRESS && cur >= 100 && now_ns() - start > 2000000000ULL)
+				return 0;
+			sleep_ms(10);
+		}
+		return -1;
+	}
+	while (got < want && !stop) {
+		struct pollfd pfd = { .fd = p->readyfd, .events = POLLIN };
+		uint64_t now = now_ns();
+		ssize_t n;
+
+		if (now >= deadline)
+			return -1;
+		if (poll(&pfd, 1, (int)((deadline - now) / 1000000) + 1) <= 0)
+			continue;
+		n = read(p->readyfd, buf, sizeof(buf));
+		if (n <= 0)
+			return -1;
+		got += (unsigned)n;
+	}
+	return got >= want ? 0 : -1;
+}
+
+static unsigned expected(const struct workload *w)
+{
+	switch (w->type) {
+	case W_WIDE:
+		return w->a * w->b;
+	default:
+		return w->a;
+	}
+}
+
+static void scan_escapes(struct run *out)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	char rel[PATH_MAX];
+
+	snprintf(rel, sizeof(rel), "0::%s/", top[H_V2] + strlen(mnt[H_V2]));
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char path[PATH_MAX], buf[4096];
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
+		if (read_small(path, buf, sizeof(buf)) <= 0 || strncmp(buf, "cgkb-bomb", 9))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cgroup", de->d_name);
+		if (read_small(path, buf, sizeof(buf)) > 0 && !strstr(buf, rel))
+			out->escaped++;
+	}
+	closedir(d);
+}
+
+static int run_one(const struct workload *w, const struct contender *c, struct run *out,
+		   bool hold)
+{
+	struct plan p = { .w = w };
+	int pipefd[2], evfd = -1;
+	char path[PATH_MAX], v2rel[PATH_MAX];
+	long long mem0 = 0, memthr = 0;
+	uint64_t t0, deadline, exit_at = 0;
+	pid_t spawner_pid, cpid;
+	struct rusage ru = { 0 };
+	bool exited = false, freed = false;
+	int status = 0, r = 0;
+
+	*out = (struct run){ .status = -1 };
+	seq++;
+	for (int h = 0; h < H_N; h++) {
+		bool used = h == H_V2 || h == H_PIDS || h == c->hier || (h == H_MEM && w->type == W_MEM);
+
+		if (used && top[h][0])
+			snprintf(p.dir[h], PATH_MAX, "%s/w%u", top[h], seq);
+	}
+	p.tree[c->hier] = true;
+	for (int h = 0; h < H_N; h++)
+		if (p.dir[h][0])
+			mkdir_tree(&p, h);
+	if (w->type == W_BOMB || w->type == W_STRESS) {
+		char lim[32];
+
+		snprintf(lim, sizeof(lim), "%u", w->a);
+		if (!p.dir[H_PIDS][0] || write_at(p.dir[H_PIDS], "pids.max", lim) < 0 ||
+		    read_num(p.dir[H_PIDS], "pids.max") != (long long)w->a) {
+			fprintf(stderr, "bench: cannot set pids.max: no fork bomb\n");
+			run_cleanup(&p);
+			return -1;
+		}
+	}
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		die("pipe: %m");
+	p.readyfd = pipefd[1];
+	spawner_pid = fork();
+	if (spawner_pid < 0)
+		die("fork: %m");
+	if (spawner_pid == 0) {
+		close(pipefd[0]);
+		fcntl(pipefd[1], F_SETFD, 0);
+		spawner(&p);
+	}
+	close(pipefd[1]);
+	p.readyfd = pipefd[0];
+	if (wait_ready(&p, expected(w)) < 0) {
+		fprintf(stderr, "bench: %s: workload did not come up\n", w->name);
+		r = -1;
+		goto out;
+	}
+	sleep_ms(w->type == W_BOMB ? 100 : 200);	/* settle */
+	out->at_start = read_num(p.dir[H_PIDS], "pids.current");
+
+	snprintf(path, sizeof(path), "%s/cgroup.events", p.dir[H_V2]);
+	evfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (evfd < 0)
+		die("%s: %m", path);
+	if (p.dir[H_MEM][0]) {
+		mem0 = read_num(p.dir[H_MEM], "memory.usage_in_bytes");
+		memthr = mem0 / 20;
+	}
+	snprintf(v2rel, sizeof(v2rel), "%s", p.dir[H_V2] + strlen(mnt[H_V2]));
+
+	if (hold) {
+		printf("%s\n", p.dir[c->hier]);
+		fflush(stdout);
+		for (uint64_t end = now_ns() + 600000000000ULL; !stop && now_ns() < end;) {
+			struct pollfd pfd = { .fd = evfd, .events = POLLPRI };
+
+			if (populated(evfd) == 0)
+				break;
+			poll(&pfd, 1, 100);
+		}
+		goto out;
+	}
+
+	t0 = now_ns();
+	cpid = fork();
+	if (cpid < 0)
+		die("fork: %m");
+	if (cpid == 0)
+		exec_contender(c, p.dir[c->hier], v2rel);
+	deadline = t0 + RUN_DEADLINE_NS;
+	for (;;) {
+		struct timespec ts = { 0, WATCH_NS };
+		struct pollfd pfd = { .fd = evfd, .events = POLLPRI };
+		int pop = populated(evfd);
+		uint64_t t = now_ns();
+
+		if (pop == 0 && !out->emptied) {
+			out->emptied = true;
+			out->empty_ms = (double)(t - t0) / 1e6;
+		}
+		if (memthr && !freed && read_num(p.dir[H_MEM], "memory.usage_in_bytes") <= memthr) {
+			freed = true;
+			out->freed_ms = (double)(t - t0) / 1e6;
+		}
+		if (!exited && wait4(cpid, &status, WNOHANG, &ru) == cpid) {
+			exited = true;
+			exit_at = t;
+			out->exit_ms = (double)(t - t0) / 1e6;
+		}
+		if (out->emptied && exited && (!memthr || freed))
+			break;
+		if (exited && !out->emptied && t > exit_at + GRACE_NS)
+			break;
+		if (t > deadline || stop)
+			break;
+		ppoll(&pfd, 1, &ts, NULL);
+	}
+	if (!exited) {
+		kill(cpid, SIGKILL);
+		wait4(cpid, &status, 0, &ru);
+	} else {
+		out->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	}
+	out->cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+		      (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+	out->maxrss_kb = ru.ru_maxrss;
+
+	/* v1 contenders: the v1 lists must be empty too; if the kernel ever
+	 * showed tasks there after populated 0, time to the empty lists. */
+	if (out->emptied && c->hier != H_V2) {
+		uint64_t until = now_ns() + 2000000000ULL;
+
+		while (count_tree(p.dir[c->hier]) > 0 && now_ns() < until) {
+			out->v1_lagged = true;
+			sleep_ms(1);
+		}
+		if (out->v1_lagged)
+			out->empty_ms = (double)(now_ns() - t0) / 1e6;
+	}
+	if (!out->emptied)
+		out->left = count_tree(p.dir[H_V2]);
+	if (w->type == W_BOMB)
+		scan_escapes(out);
+out:
+	if (evfd >= 0)
+		close(evfd);
+	close(pipefd[0]);
+	run_cleanup(&p);
+	return r;
+}
+
+/* ------------------------------------------------------------ results */
+
+struct cell {
+	unsigned n;
+	struct run v[MAX_RUNS];
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median of field off over the runs that emptied (all runs if !only_ok). */
+static double median(const struct cell *c, size_t off, bool only_ok, double *min, double *max)
+{
+	double v[MAX_RUNS];
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < c->n; i++)
+		if (!only_ok || c->v[i].emptied)
+			v[n++] = *(const double *)((const char *)&c->v[i] + off);
+	if (!n) {
+		if (min)
+			*min = 0;
+		if (max)
+			*max = 0;
+		return -1;
+	}
+	qsort(v, n, sizeof(v[0]), cmp_double);
+	if (min)
+		*min = v[0];
+	if (max)
+		*max = v[n - 1];
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static FILE *md;
+
+static void out(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(md, fmt, ap);
+	va_end(ap);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+}
+
+static void print_table(const struct workload *w, struct cell *cells)
+{
+	double floor_med = median(&cells[0], offsetof(struct run, empty_ms), true, NULL, NULL);
+	bool bomb = w->type == W_BOMB || w->type == W_STRESS, mem = w->type == W_MEM;
+
+	out("\n### %s\n\n", w->title);
+	out("| contender | median ms to empty | min–max | × floor | ms to return | CPU ms | peak RSS MiB | emptied |%s%s\n",
+	    bomb ? " contained | left (max) |" : "", mem ? " ms to memory freed |" : "");
+	out("|---|--:|--:|--:|--:|--:|--:|--:|%s%s\n", bomb ? "--:|--:|" : "", mem ? "--:|" : "");
+	for (size_t i = 0; i < N_CONTENDERS; i++) {
+		struct cell *c = &cells[i];
+		double lo, hi, med, ret, cpu, fr;
+		unsigned ok = 0, contained = 0, fails = 0;
+		long rss = 0, left = 0;
+
+		if (!c->n)
+			continue;
+		for (unsigned k = 0; k < c->n; k++) {
+			ok += c->v[k].emptied;
+			contained += c->v[k].emptied && !c->v[k].escaped;
+			fails += c->v[k].status != 0;
+			if (c->v[k].maxrss_kb > rss)
+				rss = c->v[k].maxrss_kb;
+			if (c->v[k].left > left)
+				left = c->v[k].left;
+		}
+		med = median(c, offsetof(struct run, empty_ms), true, &lo, &hi);
+		ret = median(c, offsetof(struct run, exit_ms), false, NULL, NULL);
+		cpu = median(c, offsetof(struct run, cpu_ms), false, NULL, NULL);
+		fr = median(c, offsetof(struct run, freed_ms), true, NULL, NULL);
+		if (med < 0)
+			out("| %s | – | – | – |", contenders[i].name);
+		else
+			out("| %s | %.2f | %.2f–%.2f | %.2f |", contenders[i].name, med, lo, hi,
+			    floor_med > 0 ? med / floor_med : 0);
+		out(" %.2f | %.2f | %.2f | %u/%u%s |", ret, cpu, (double)rss / 1024, ok, c->n,
+		    fails ? " ⚠" : "");
+		if (bomb)
+			out(" %u/%u | %ld |", contained, c->n, left);
+		if (mem)
+			out(" %.2f |", fr);
+		out("\n");
+	}
+}
+
+/* ---------------------------------------------------------- the plan */
+
+static struct workload workloads[16];
+static unsigned n_workloads;
+static unsigned trials;	/* extra fork-bomb containment trials */
+
+static void add(const char *name, enum wtype t, unsigned a, unsigned b, unsigned reps,
+		const char *fmt, ...)
+{
+	struct workload *w = &workloads[n_workloads];
+	va_list ap;
+
+	if (!in_list(workload_filter, name))
+		return;
+	*w = (struct workload){ .type = t, .a = a, .b = b, .reps = reps };
+	snprintf(w->name, sizeof(w->name), "%s", name);
+	va_start(ap, fmt);
+	vsnprintf(w->title, sizeof(w->title), fmt, ap);
+	va_end(ap);
+	w->procs = t == W_WIDE ? a * b : a;
+	n_workloads++;
+}
+
+static void make_plan(bool full, unsigned reps)
+{
+	if (full) {
+		unsigned r = reps ?: 7;
+
+		add("flat-100", W_FLAT, 100, 0, r, "flat: 100 sleeping processes in one cgroup");
+		add("flat-1000", W_FLAT, 1000, 0, r, "flat: 1,000 sleeping processes in one cgroup");
+		add("flat-10000", W_FLAT, 10000, 0, r, "flat: 10,000 sleeping processes in one cgroup");
+		add("threads", W_THREADS, 200, 50, r, "threads: 200 processes × 50 threads");
+		add("wide", W_WIDE, 1000, 5, r, "wide tree: 1,000 cgroups × 5 processes");
+		add("deep", W_DEEP, 100, 0, r, "deep chain: 100 nested cgroups, a process in each");
+		add("bomb", W_BOMB, 5000, 0, r, "fork bomb at its pids.max of 5,000 (v1 pids)");
+		add("stress", W_STRESS, 5000, 0, r,
+		    "stress-ng --fork 4 --fork-max 1000 under pids.max 5,000");
+		add("memory", W_MEM, 50, 100, r, "memory: 50 processes × 100 MiB touched");
+	} else {
+		unsigned r = reps ?: 5;
+
+		add("flat-100", W_FLAT, 100, 0, r, "flat: 100 sleeping processes in one cgroup");
+		add("flat-1000", W_FLAT, 1000, 0, r, "flat: 1,000 sleeping processes in one cgroup");
+		add("flat-3000", W_FLAT, 3000, 0, r, "flat: 3,000 sleeping processes in one cgroup");
+		add("threads", W_THREADS, 50, 20, r, "threads: 50 processes × 20 threads");
+		add("wide", W_WIDE, 200, 5, r, "wide tree: 200 cgroups × 5 processes");
+		add("deep", W_DEEP, 100, 0, r, "deep chain: 100 nested cgroups, a process in each");
+		add("bomb", W_BOMB, 2000, 0, r, "fork bomb at its pids.max of 2,000 (v1 pids)");
+		add("stress", W_STRESS, 2000, 0, r,
+		    "stress-ng --fork 4 --fork-max 1000 under pids.max 2,000");
+		add("memory", W_MEM, 10, 100, r, "memory: 10 processes × 100 MiB touched");
+	}
+}
+
+static bool have_stress_ng(void)
+{
+	return system("command -v stress-ng >/dev/null 2>&1") == 0;
+}
+
+static struct cell cells[16][N_CONTENDERS];
+
+static void bench_workload(unsigned wi)
+{
+	const struct workload *w = &workloads[wi];
+	const struct contender *list[N_CONTENDERS];
+	unsigned n = 0;
+
+	for (size_t i = 0; i < N_CONTENDERS; i++)
+		if (applies(&contenders[i], w) && in_list(contender_filter, contenders[i].name))
+			list[n++] = &contenders[i];
+	for (unsigned rep = 0; rep < w->reps && !stop; rep++)
+		for (unsigned k = 0; k < n && !stop; k++) {
+			const struct contender *c = list[(k + rep) % n];
+			struct cell *cell = &cells[wi][c - contenders];
+			struct run r;
+
+			if (run_one(w, c, &r, false) < 0 || cell->n >= MAX_RUNS)
+				continue;
+			cell->v[cell->n++] = r;
+			fprintf(stderr, "%-10s %-20s rep %u: empty %s%.2f ms, return %.2f ms, cpu %.2f ms, rss %ld KiB%s\n",
+				w->name, c->name, rep + 1, r.emptied ? "" : "NOT ", r.empty_ms, r.exit_ms,
+				r.cpu_ms, r.maxrss_kb, r.status ? " (exit status != 0)" : "");
+		}
+}
+
+/* 100 (FULL) fork-bomb trials for each freezing or looping backend. */
+static void containment(FILE *dat)
+{
+	static const char *const names[] = { "cgkill -b freeze", "cgkill -b v1-freeze", "cgkill -b loop" };
+	struct workload bomb = { .type = W_BOMB, .a = 5000, .reps = 1 };
+	static struct cell tc[3];
+
+	(void)dat;
+	snprintf(bomb.name, sizeof(bomb.name), "bomb-trial");
+	for (unsigned t = 0; t < trials && !stop; t++)
+		for (unsigned k = 0; k < 3 && !stop; k++) {
+			const struct contender *c = NULL;
+			struct run r;
+
+			for (size_t i = 0; i < N_CONTENDERS; i++)
+				if (strcmp(contenders[i].name, names[k]) == 0)
+					c = &contenders[i];
+			if (!c || !applies(c, &bomb) || run_one(&bomb, c, &r, false) < 0)
+				continue;
+			tc[k].v[tc[k].n++ % MAX_RUNS] = r;
+			if (tc[k].n > MAX_RUNS)
+				tc[k].n = MAX_RUNS;
+			fprintf(stderr, "trial %u %-20s: %s %.2f ms, left %ld, status %d\n", t + 1,
+				c->name, r.emptied ? "contained" : "NOT CONTAINED", r.empty_ms, r.left,
+				r.status);
+		}
+	out("\n### Fork-bomb containment: %u trials per backend (pids.max 5,000)\n\n", trials);
+	out("| contender | trials | contained, 0 left | escaped | exit ≠ 0 | median ms to empty | max ms |\n");
+	out("|---|--:|--:|--:|--:|--:|--:|\n");
+	for (unsigned k = 0; k < 3; k++) {
+		unsigned ok = 0, fails = 0;
+		long esc = 0;
+		double lo, hi, med;
+
+		if (!tc[k].n)
+			continue;
+		for (unsigned i = 0; i < tc[k].n; i++) {
+			ok += tc[k].v[i].emptied && !tc[k].v[i].escaped;
+			esc += tc[k].v[i].escaped;
+			fails += tc[k].v[i].status != 0;
+		}
+		med = median(&tc[k], offsetof(struct run, empty_ms), true, &lo, &hi);
+		out("| %s | %u | %u | %ld | %u | %.2f | %.2f |\n", names[k], tc[k].n, ok, esc, fails,
+		    med, hi);
+	}
+}
+
+static void write_dat(const char *path)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f)
+		die("%s: %m", path);
+	fprintf(f, "# time to empty (ms) against process count, flat workloads; one block per contender\n");
+	for (size_t i = 0; i < N_CONTENDERS; i++) {
+		bool any = false;
+
+		for (unsigned wi = 0; wi < n_workloads; wi++) {
+			double lo, hi, med;
+
+			if (workloads[wi].type != W_FLAT || !cells[wi][i].n)
+				continue;
+			med = median(&cells[wi][i], offsetof(struct run, empty_ms), true, &lo, &hi);
+			if (med < 0)
+				continue;
+			if (!any)
+				fprintf(f, "\"%s\" median min max\n", contenders[i].name);
+			any = true;
+			fprintf(f, "%u %.3f %.3f %.3f\n", workloads[wi].procs, med, lo, hi);
+		}
+		if (any)
+			fprintf(f, "\n\n");
+	}
+	fclose(f);
+}
+
+static void machine(void)
+{
+	char buf[4096], model[256] = "?";
+	struct utsname u;
+	long long memkb = 0;
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	time_t t = time(NULL);
+
+	while (f && fgets(buf, sizeof(buf), f))
+		if (sscanf(buf, "model name : %255[^\n]", model) == 1)
+			break;
+	if (f)
+		fclose(f);
+	f = fopen("/proc/meminfo", "re");
+	while (f && fgets(buf, sizeof(buf), f))
+		if (sscanf(buf, "MemTotal: %lld kB", &memkb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	uname(&u);
+	strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M %Z", localtime(&t));
+	out("- date: %s\n- machine: %ld CPUs, %s, %.1f GiB RAM\n- kernel: %s %s\n", buf,
+	    sysconf(_SC_NPROCESSORS_ONLN), model, (double)memkb / 1048576, u.sysname, u.release);
+	if (read_small("/proc/loadavg", buf, sizeof(buf)) > 0)
+		out("- load average at start: %s", buf);
+}
+
+/* ------------------------------------------------------- entry points */
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static struct {
+	bool full;
+	unsigned reps;
+	const char *resdir;
+	const char *hold;
+	int hold_hier;
+} cfg = { .resdir = "bench/results", .hold_hier = H_V2 };
+
+/* Inside the new pid namespace, as its pid 1. */
+static int inner(void)
+{
+	char stamp[64], mdpath[PATH_MAX], datpath[PATH_MAX], latest[PATH_MAX];
+	time_t t = time(NULL);
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		die("cannot mount a private /proc: %m");
+
+	if (cfg.hold) {
+		struct workload *w = NULL;
+		struct run r;
+		const struct contender *c = &contenders[0];
+
+		for (unsigned i = 0; i < n_workloads; i++)
+			if (strcmp(workloads[i].name, cfg.hold) == 0)
+				w = &workloads[i];
+		if (!w)
+			die("no workload %s", cfg.hold);
+		for (size_t i = 0; i < N_CONTENDERS; i++)
+			if (contenders[i].hier == cfg.hold_hier)
+				c = &contenders[i];
+		return run_one(w, c, &r, true) < 0;
+	}
+
+	strftime(stamp, sizeof(stamp), "%Y-%m-%d-%H%M", localtime(&t));
+	mkdir(cfg.resdir, 0755);
+	snprintf(mdpath, sizeof(mdpath), "%s/%s-%s.md", cfg.resdir, stamp, cfg.full ? "full" : "quick");
+	snprintf(datpath, sizeof(datpath), "%s/%s-%s.dat", cfg.resdir, stamp, cfg.full ? "full" : "quick");
+	md = fopen(mdpath, "we");
+	if (!md)
+		die("%s: %m", mdpath);
+	out("## cgkill benchmark (%s mode)\n\n", cfg.full ? "full" : "quick");
+	machine();
+	out("- runs: median of %u per contender and workload, contenders interleaved\n",
+	    n_workloads ? workloads[0].reps : 0);
+	out("- time to empty: from the contender's start (fork) until our watcher reads `populated 0`\n"
+	    "  in the workload's v2 `cgroup.events` (re-read on every notification and every 0.25 ms);\n"
+	    "  for v1 contenders the v1 process lists were checked empty at that moment too\n");
+
+	for (unsigned wi = 0; wi < n_workloads && !stop; wi++) {
+		if (workloads[wi].type == W_STRESS && !have_stress_ng()) {
+			out("\n### %s\n\nskipped: stress-ng is not installed\n", workloads[wi].title);
+			continue;
+		}
+		fprintf(stderr, "== %s\n", workloads[wi].title);
+		bench_workload(wi);
+		print_table(&workloads[wi], cells[wi]);
+	}
+	if (trials && !stop && in_list(workload_filter, "bomb"))
+		containment(NULL);
+	{
+		char buf[256];
+
+		if (read_small("/proc/loadavg", buf, sizeof(buf)) > 0)
+			out("\n- load average at the end: %s", buf);
+	}
+	fclose(md);
+	write_dat(datpath);
+	snprintf(latest, sizeof(latest), "%s/latest-%s.dat", cfg.resdir, cfg.full ? "full" : "quick");
+	unlink(latest);
+	if (symlink(strrchr(datpath, '/') + 1, latest) < 0)
+		fprintf(stderr, "bench: symlink %s: %m\n", latest);
+	fprintf(stderr, "bench: wrote %s and %s\n", mdpath, datpath);
+	return stop ? 1 : 0;
+}
+
+static pid_t child;
+
+static void forward(int sig)
+{
+	if (child > 0)
+		kill(child, sig == SIGINT || sig == SIGTERM ? SIGTERM : sig);
+}
+
+/* Remove the sandbox: thaw, kill what is there, rmdir bottom-up. */
+static void sandbox_cleanup(void)
+{
+	char ev[PATH_MAX];
+	int evfd;
+	uint64_t deadline = now_ns() + 30000000000ULL;
+
+	for (int h = 0; h < H_N; h++)
+		if (top[h][0])
+			walk(top[h], false, thaw_visit, NULL);
+	snprintf(ev, sizeof(ev), "%s/cgroup.events", top[H_V2]);
+	evfd = open(ev, O_RDONLY | O_CLOEXEC);
+	while (evfd >= 0 && populated(evfd) == 1 && now_ns() < deadline) {
+		write_at(top[H_V2], "cgroup.kill", "1");
+		for (int h = 0; h < H_N; h++)
+			if (top[h][0])
+				walk(top[h], false, thaw_visit, NULL);
+		sleep_ms(50);
+	}
+	if (evfd >= 0)
+		close(evfd);
+	for (int h = H_N - 1; h >= 0; h--)
+		if (top[h][0])
+			walk(top[h], true, rmdir_visit, NULL);
+}
+
+static void usage(void)
+{
+	fputs("usage: bench [--full] [--reps N] [--trials N] [--only W,...] [--contenders C,...]\n"
+	      "             [--cgkill PATH] [--floor PATH] [--shell-loop PATH] [--results DIR]\n"
+	      "       bench --hold WORKLOAD [--hier v2|freezer|pids]\n"
+	      "workloads: flat-100 flat-1000 flat-3000 flat-10000 threads wide deep bomb stress memory\n",
+	      stderr);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "full", no_argument, NULL, 'F' },
+		{ "reps", required_argument, NULL, 'r' },
+		{ "trials", required_argument, NULL, 't' },
+		{ "only", required_argument, NULL, 'o' },
+		{ "contenders", required_argument, NULL, 'c' },
+		{ "cgkill", required_argument, NULL, 'k' },
+		{ "floor", required_argument, NULL, 'f' },
+		{ "shell-loop", required_argument, NULL, 's' },
+		{ "results", required_argument, NULL, 'R' },
+		{ "hold", required_argument, NULL, 'H' },
+		{ "hier", required_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sigaction sa = { .sa_handler = forward };
+	struct rlimit nofile = { 65536, 65536 };
+	int opt, status = 0;
+	bool trials_set = false;
+
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'F': cfg.full = true; break;
+		case 'r': cfg.reps = (unsigned)atoi(optarg); break;
+		case 't': trials = (unsigned)atoi(optarg); trials_set = true; break;
+		case 'o': snprintf(workload_filter, sizeof(workload_filter), "%s", optarg); break;
+		case 'c': snprintf(contender_filter, sizeof(contender_filter), "%s", optarg); break;
+		case 'k': cgkill_path = optarg; break;
+		case 'f': floor_path = optarg; break;
+		case 's': shell_path = optarg; break;
+		case 'R': cfg.resdir = optarg; break;
+		case 'H': cfg.hold = optarg; break;
+		case 'h':
+			for (int h = 0; h < H_PIDS + 1; h++)
+				if (strcmp(optarg, hname[h]) == 0)
+					cfg.hold_hier = h;
+			break;
+		default: usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	if (geteuid() != 0)
+		die("must run as root (it creates cgroups and kills inside them)");
+	if (cfg.reps > MAX_RUNS)
+		cfg.reps = MAX_RUNS;
+	if (trials > MAX_RUNS)
+		trials = MAX_RUNS;
+	make_plan(cfg.full || cfg.hold, cfg.reps);
+	if (cfg.hold) {
+		/* hold any workload of either size */
+		bool found = false;
+
+		for (unsigned i = 0; i < n_workloads; i++)
+			found |= strcmp(workloads[i].name, cfg.hold) == 0;
+		if (!found) {
+			n_workloads = 0;
+			make_plan(false, 1);
+		}
+	}
+	if (!trials_set)
+		trials = cfg.full ? 100 : 0;
+
+	find_mounts();
+	if (!mnt[H_V2][0] || access(mnt[H_V2], W_OK) < 0)
+		die("no writable cgroup v2 mount");
+	for (int h = 0; h < H_N; h++) {
+		char own[PATH_MAX] = "";
+
+		if (!mnt[h][0])
+			continue;
+		if (h != H_V2)
+			own_cgroup(hctl[h], own, sizeof(own));
+		snprintf(top[h], PATH_MAX, "%s%s/cgkill-bench.%d", mnt[h],
+			 strcmp(own, "/") ? own : "", getpid());
+		if (mkdir(top[h], 0755) < 0) {
+			fprintf(stderr, "bench: mkdir %s: %m; %s hierarchy not used\n", top[h], hname[h]);
+			top[h][0] = mnt[h][0] = '\0';
+		}
+	}
+	if (!top[H_PIDS][0])
+		fprintf(stderr, "bench: no v1 pids hierarchy: fork-bomb rows skipped\n");
+	setrlimit(RLIMIT_NOFILE, &nofile);
+	fflush(NULL);
+
+	if (unshare(CLONE_NEWPID | CLONE_NEWNS) < 0) {
+		sandbox_cleanup();
+		die("unshare(CLONE_NEWPID|CLONE_NEWNS): %m");
+	}
+	child = fork();
+	if (child < 0) {
+		sandbox_cleanup();
+		die("fork: %m");
+	}
+	if (child == 0)
+		_exit(inner());
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+	/* The namespace is gone with its pid 1, and every process in it. */
+	sandbox_cleanup();
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}

@@ -1,0 +1,74 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# graceful-stop.sh: stop a service or a cgroup gracefully with cgkill(1).
+#
+#   graceful-stop.sh [-s SIGNAL] [-t GRACE] [-k WAIT] [-n] [-v] UNIT|CGROUP
+#
+# Sends SIGNAL (default TERM) to every process in the cgroup and its
+# descendants, gives them GRACE (default 10s) to exit, sends SIGKILL to
+# whatever is left, and waits up to WAIT (default 5s) until the cgroup is
+# empty. A UNIT (foo.service, bar.scope, ...) is looked up with systemctl;
+# anything else is passed to cgkill as a cgroup path. -n shows what would be
+# signalled and changes nothing; -v tells what happens.
+#
+# Exit status: that of cgkill (0 stopped, 1 error, 2 usage, 3 processes left
+# after the wait, listed on stderr, 4 refused by a guard rail).
+# $CGKILL names the cgkill to run (default: cgkill from $PATH).
+set -eu
+
+CGKILL=${CGKILL:-cgkill}
+signal=TERM
+grace=10s
+wait=5s
+dry_run=
+verbose=
+
+usage() {
+	echo "usage: ${0##*/} [-s SIGNAL] [-t GRACE] [-k WAIT] [-n] [-v] UNIT|CGROUP" >&2
+	exit 2
+}
+
+while getopts s:t:k:nvh opt; do
+	case $opt in
+	s) signal=$OPTARG ;;
+	t) grace=$OPTARG ;;
+	k) wait=$OPTARG ;;
+	n) dry_run=1 ;;
+	v) verbose=--verbose ;;
+	*) usage ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 1 ] || usage
+target=$1
+
+# A unit name: ask systemd where its processes are.
+case $target in
+*/*) ;;
+*.service | *.scope | *.slice | *.socket | *.mount | *.swap)
+	if ! cg=$(systemctl show --property=ControlGroup --value -- "$target") || [ -z "$cg" ]; then
+		echo "${0##*/}: $target: no control group (is the unit running?)" >&2
+		exit 1
+	fi
+	target=$cg
+	;;
+esac
+
+if [ -n "$dry_run" ]; then
+	exec "$CGKILL" --print -- "$target"
+fi
+
+[ -z "$verbose" ] || echo "${0##*/}: $target: $signal, then KILL after $grace" >&2
+
+# One call does the whole escalation; its report goes to stderr with -v.
+status=0
+"$CGKILL" $verbose --signal "$signal" --timeout "$grace" KILL --wait="$wait" -- "$target" ||
+	status=$?
+
+case $status in
+0) [ -z "$verbose" ] || echo "${0##*/}: $target: stopped" >&2 ;;
+3) echo "${0##*/}: $target: processes left after SIGKILL (stuck in D state?)" >&2 ;;
+4) echo "${0##*/}: $target: refused by a guard rail; see cgkill(1)" >&2 ;;
+esac
+exit $status
