@@ -51,7 +51,7 @@
 #define RUN_DEADLINE_NS (60ULL * 1000000000)	/* one timed kill, at most */
 #define GRACE_NS (5ULL * 1000000000)	/* after a contender returns */
 #define WATCH_NS 250000			/* watcher re-reads every 0.25 ms */
-#define MAX_RUNS 256
+#define MAX_RUNS 128
 
 /* ---------------------------------------------------------------- util */
 
@@ -233,9 +233,9 @@ static void rmdir_visit(const char *dir, void *arg)
 
 /* ------------------------------------------------------- hierarchies */
 
-enum { H_V2, H_FRZ, H_PIDS, H_MEM, H_N };
-static const char *const hname[H_N] = { "v2", "freezer", "pids", "memory" };
-static const char *const hctl[H_N] = { NULL, "freezer", "pids", "memory" };
+enum { H_V2, H_FRZ, H_PIDS, H_MEM, H_CPU, H_N };
+static const char *const hname[H_N] = { "v2", "freezer", "pids", "memory", "cpu" };
+static const char *const hctl[H_N] = { NULL, "freezer", "pids", "memory", "cpu" };
 static char mnt[H_N][PATH_MAX];	/* mount points, "" if missing */
 static char top[H_N][PATH_MAX];	/* sandbox tops */
 
@@ -484,7 +484,7 @@ static void spawner(const struct plan *p)
 
 /* -------------------------------------------------------- contenders */
 
-enum ckind { C_FLOOR, C_FLOOR_MREL, C_CMD, C_LIB, C_SHELL, C_PKILL };
+enum ckind { C_FLOOR, C_FLOOR_MREL, C_CMD, C_LIB, C_SHELL, C_PKILL, C_CMD2 };
 
 struct contender {
 	const char *name;
@@ -506,12 +506,22 @@ static const struct contender contenders[] = {
 	{ "shell loop", C_SHELL, CGK_BACKEND_AUTO, H_V2 },
 	{ "pkill --cgroup", C_PKILL, CGK_BACKEND_AUTO, H_V2 },
 	{ "floor + mrelease", C_FLOOR_MREL, CGK_BACKEND_AUTO, H_V2 },
+	/* --cgkill2: a second build of the command, to compare a change. */
+	{ "cgkill2 -b freeze", C_CMD2, CGK_BACKEND_FREEZE, H_V2 },
+	{ "cgkill2 -b v1-freeze", C_CMD2, CGK_BACKEND_V1_FREEZE, H_FRZ },
+	{ "cgkill2 -b loop", C_CMD2, CGK_BACKEND_LOOP, H_PIDS },
 };
 #define N_CONTENDERS (sizeof(contenders) / sizeof(contenders[0]))
+
+static const char *cgkill2_path;
+static bool quick_mode;
 
 static bool applies(const struct contender *c, const struct workload *w)
 {
 	bool one_cgroup = w->type != W_WIDE && w->type != W_DEEP;
+
+	if (c->kind == C_CMD2 && !cgkill2_path)
+		return false;
 
 	if (c->kind == C_PKILL)
 		return one_cgroup;
@@ -559,6 +569,10 @@ static void exec_contender(const struct contender *c, const char *target, const 
 		snprintf(bname, sizeof(bname), "%s", cgk_backend_name(c->be));
 		execl(cgkill_path, "cgkill", "-q", "-b", bname, "--wait=30s", target, (char *)NULL);
 		break;
+	case C_CMD2:
+		snprintf(bname, sizeof(bname), "%s", cgk_backend_name(c->be));
+		execl(cgkill2_path, "cgkill", "-q", "-b", bname, "--wait=30s", target, (char *)NULL);
+		break;
 	case C_SHELL:
 		execl("/bin/sh", "sh", shell_path, target, (char *)NULL);
 		break;
@@ -599,6 +613,7 @@ struct run {
 };
 
 static unsigned seq;
+static bool bomb_cpu = true;
 
 static void mkdir_tree(const struct plan *p, int h)
 {
@@ -753,7 +768,12 @@ static int run_one(const struct workload *w, const struct contender *c, struct r
 	*out = (struct run){ .status = -1 };
 	seq++;
 	for (int h = 0; h < H_N; h++) {
-		bool used = h == H_V2 || h == H_PIDS || h == c->hier || (h == H_MEM && w->type == W_MEM);
+		/* A fork bomb gets a cpu cgroup of its own, as a service manager
+		 * gives each service: else the killer competes with thousands of
+		 * spinning tasks of equal weight. */
+		bool used = h == H_V2 || h == H_PIDS || h == c->hier ||
+			    (h == H_MEM && w->type == W_MEM) ||
+			    (h == H_CPU && bomb_cpu && (w->type == W_BOMB || w->type == W_STRESS));
 
 		if (used && top[h][0])
 			snprintf(p.dir[h], PATH_MAX, "%s/w%u", top[h], seq);
@@ -1022,18 +1042,16 @@ static void make_plan(bool full, unsigned reps)
 		    "stress-ng --fork 4 --fork-max 1000 under pids.max 5,000");
 		add("memory", W_MEM, 50, 100, r, "memory: 50 processes × 100 MiB touched");
 	} else {
+		/* Under 5 minutes on 2 cores: smaller sizes, 5 runs each. */
 		unsigned r = reps ?: 5;
 
 		add("flat-100", W_FLAT, 100, 0, r, "flat: 100 sleeping processes in one cgroup");
 		add("flat-1000", W_FLAT, 1000, 0, r, "flat: 1,000 sleeping processes in one cgroup");
 		add("flat-3000", W_FLAT, 3000, 0, r, "flat: 3,000 sleeping processes in one cgroup");
-		add("threads", W_THREADS, 50, 20, r, "threads: 50 processes × 20 threads");
-		add("wide", W_WIDE, 200, 5, r, "wide tree: 200 cgroups × 5 processes");
-		add("deep", W_DEEP, 100, 0, r, "deep chain: 100 nested cgroups, a process in each");
-		add("bomb", W_BOMB, 2000, 0, r, "fork bomb at its pids.max of 2,000 (v1 pids)");
-		add("stress", W_STRESS, 2000, 0, r,
-		    "stress-ng --fork 4 --fork-max 1000 under pids.max 2,000");
-		add("memory", W_MEM, 10, 100, r, "memory: 10 processes × 100 MiB touched");
+		add("wide", W_WIDE, 100, 5, r, "wide tree: 100 cgroups × 5 processes");
+		add("deep", W_DEEP, 50, 0, r, "deep chain: 50 nested cgroups, a process in each");
+		add("bomb", W_BOMB, 1000, 0, r, "fork bomb at its pids.max of 1,000 (v1 pids)");
+		add("memory", W_MEM, 10, 50, r, "memory: 10 processes × 50 MiB touched");
 	}
 }
 
@@ -1051,7 +1069,8 @@ static void bench_workload(unsigned wi)
 	unsigned n = 0;
 
 	for (size_t i = 0; i < N_CONTENDERS; i++)
-		if (applies(&contenders[i], w) && in_list(contender_filter, contenders[i].name))
+		if (applies(&contenders[i], w) && in_list(contender_filter, contenders[i].name) &&
+		    !(quick_mode && !contender_filter[0] && contenders[i].kind == C_LIB))
 			list[n++] = &contenders[i];
 	for (unsigned rep = 0; rep < w->reps && !stop; rep++)
 		for (unsigned k = 0; k < n && !stop; k++) {
@@ -1217,7 +1236,7 @@ static int inner(void)
 		return run_one(w, c, &r, true) < 0;
 	}
 
-	strftime(stamp, sizeof(stamp), "%Y-%m-%d-%H%M", localtime(&t));
+	strftime(stamp, sizeof(stamp), "%Y-%m-%d-%H%M%S", localtime(&t));
 	mkdir(cfg.resdir, 0755);
 	snprintf(mdpath, sizeof(mdpath), "%s/%s-%s.md", cfg.resdir, stamp, cfg.full ? "full" : "quick");
 	snprintf(datpath, sizeof(datpath), "%s/%s-%s.dat", cfg.resdir, stamp, cfg.full ? "full" : "quick");
@@ -1296,7 +1315,7 @@ static void sandbox_cleanup(void)
 static void usage(void)
 {
 	fputs("usage: bench [--full] [--reps N] [--trials N] [--only W,...] [--contenders C,...]\n"
-	      "             [--cgkill PATH] [--floor PATH] [--shell-loop PATH] [--results DIR]\n"
+	      "             [--no-bomb-cpu] [--cgkill PATH] [--cgkill2 PATH] [--floor PATH] [--shell-loop PATH] [--results DIR]\n"
 	      "       bench --hold WORKLOAD [--hier v2|freezer|pids]\n"
 	      "workloads: flat-100 flat-1000 flat-3000 flat-10000 threads wide deep bomb stress memory\n",
 	      stderr);
@@ -1317,6 +1336,8 @@ int main(int argc, char **argv)
 		{ "results", required_argument, NULL, 'R' },
 		{ "hold", required_argument, NULL, 'H' },
 		{ "hier", required_argument, NULL, 'h' },
+		{ "no-bomb-cpu", no_argument, NULL, 'C' },
+		{ "cgkill2", required_argument, NULL, '2' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sigaction sa = { .sa_handler = forward };
@@ -1336,6 +1357,8 @@ int main(int argc, char **argv)
 		case 's': shell_path = optarg; break;
 		case 'R': cfg.resdir = optarg; break;
 		case 'H': cfg.hold = optarg; break;
+		case 'C': bomb_cpu = false; break;
+		case '2': cgkill2_path = optarg; break;
 		case 'h':
 			for (int h = 0; h < H_PIDS + 1; h++)
 				if (strcmp(optarg, hname[h]) == 0)
@@ -1352,6 +1375,7 @@ int main(int argc, char **argv)
 		cfg.reps = MAX_RUNS;
 	if (trials > MAX_RUNS)
 		trials = MAX_RUNS;
+	quick_mode = !cfg.full;
 	make_plan(cfg.full || cfg.hold, cfg.reps);
 	if (cfg.hold) {
 		/* hold any workload of either size */

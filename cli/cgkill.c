@@ -116,11 +116,13 @@ static int list_signals(const char *arg)
 		printf("%d\n", parse_signal(arg));
 		return EXIT_DONE;
 	}
-	for (int sig = 1; sig <= SIGRTMAX; sig++) {
+	/* Count what is printed: 32 and 33 have no name, so sig % 8 would
+	 * leave a short row. */
+	for (int sig = 1, n = 0; sig <= SIGRTMAX; sig++) {
 		const char *name = cgk_signal_name(sig, buf, sizeof(buf));
 
 		if (name)
-			printf("%s%c", name, sig % 8 == 0 || sig == SIGRTMAX ? '\n' : ' ');
+			printf("%s%c", name, ++n % 8 == 0 || sig == SIGRTMAX ? '\n' : ' ');
 	}
 	return EXIT_DONE;
 }
@@ -129,11 +131,11 @@ static int print_table(void)
 {
 	char buf[32];
 
-	for (int sig = 1; sig <= SIGRTMAX; sig++) {
+	for (int sig = 1, n = 0; sig <= SIGRTMAX; sig++) {
 		const char *name = cgk_signal_name(sig, buf, sizeof(buf));
 
 		if (name)
-			printf("%2d %-8s%s", sig, name, sig % 7 == 0 || sig == SIGRTMAX ? "\n" : " ");
+			printf("%2d %-8s%s", sig, name, ++n % 7 == 0 || sig == SIGRTMAX ? "\n" : " ");
 	}
 	return EXIT_DONE;
 }
@@ -171,7 +173,7 @@ static bool confirm(const char *path, unsigned procs, unsigned cgroups, void *us
 	char answer[16], buf[32];
 
 	fprintf(stderr, "cgkill: send %s to %u process(es) in %u cgroup(s) under %s? [y/N] ",
-		cgk_signal_name(cli->opts.signal, buf, sizeof(buf)), procs, cgroups, path);
+		cgk_signal_name(cli->opts.signal, buf, sizeof(buf)) ?: "?", procs, cgroups, path);
 	fflush(stderr);
 	if (!fgets(answer, sizeof(answer), stdin))
 		return false;
@@ -191,8 +193,12 @@ static void print_processes(FILE *out, const struct cgk_process_list *l, const c
 	for (size_t i = 0; i < l->n; i++) {
 		const struct cgk_process *p = &l->v[i];
 
-		fprintf(out, "%s%d\t%c\t%s\t", indent, p->pid, p->state, *p->cgroup ? p->cgroup : ".");
-		/* comm is arbitrary bytes: do not let it drive the terminal. */
+		fprintf(out, "%s%d\t%c\t", indent, p->pid, p->state);
+		/* comm and cgroup names are arbitrary bytes (anyone with a
+		 * delegated subtree picks them): do not let them drive the terminal. */
+		for (const char *c = *p->cgroup ? p->cgroup : "."; *c; c++)
+			fputc((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c, out);
+		fputc('\t', out);
 		for (const char *c = p->comm; *c; c++)
 			fputc((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c, out);
 		fputc('\n', out);
@@ -226,8 +232,11 @@ static void tell(const struct cli *cli, const struct cgk_report *rep, int r)
 		print_processes(stdout, &rep->listed, "");
 	if (!cli->verbose || cli->quiet || cli->print)
 		return;
-	fprintf(stderr, "cgkill: %s: %s via %s", rep->path,
-		cgk_signal_name(rep->signals[0], buf, sizeof(buf)) ?: "?", cgk_backend_name(rep->backend));
+	fprintf(stderr, "cgkill: %s:", rep->path);
+	for (unsigned i = 0; i < rep->n_signals; i++)
+		fprintf(stderr, "%s %s via %s", i ? ", then" : "",
+			cgk_signal_name(rep->signals[i], buf, sizeof(buf)) ?: "?",
+			cgk_backend_name(rep->backends[i]));
 	if (rep->fell_back_from != CGK_BACKEND_AUTO)
 		fprintf(stderr, " (fell back from %s: %s)", cgk_backend_name(rep->fell_back_from),
 			strerrorname_np(rep->fallback_errno) ?: "?");
@@ -242,6 +251,14 @@ static void tell(const struct cli *cli, const struct cgk_report *rep, int r)
 	if (rep->emptied)
 		fprintf(stderr, ", empty after %llu ms", (unsigned long long)rep->empty_ms);
 	fputc('\n', stderr);
+}
+
+/* Every target string is owned: --pid ones are made here. */
+static void free_targets(char ***targets)
+{
+	for (char **t = *targets; t && *t; t++)
+		free(*t);
+	free(*targets);
 }
 
 enum {
@@ -277,7 +294,7 @@ int main(int argc, char **argv)
 		{ 0 },
 	};
 	struct cli cli = { .opts = CGK_OPTIONS_INIT };
-	char **targets = calloc((size_t)argc + 1, sizeof(char *));
+	char **targets __attribute__((cleanup(free_targets))) = calloc((size_t)argc + 1, sizeof(char *));
 	size_t n_targets = 0;
 	int c;
 
@@ -374,7 +391,7 @@ int main(int argc, char **argv)
 		}
 	}
 	while (optind < argc)
-		targets[n_targets++] = argv[optind++];
+		targets[n_targets++] = strdup(argv[optind++]);
 	if (!n_targets)
 		usage_error("no cgroup specified");
 	/* Waiting is the default for KILL and for escalations; a graceful
@@ -406,5 +423,7 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < n_targets; i++)
 		cgk_report_free(&reports[i]);
+	free(reports);
+	free(list);
 	return worst;
 }

@@ -49,9 +49,10 @@ static void print_report(const struct cgk_report *rep)
 	}
 	putchar('\n');
 	printf("cgroups:       %u\n", rep->cgroups);
-	/* The kernel backend does not say whom it killed. */
-	if (rep->backend != CGK_BACKEND_KERNEL)
-		printf("signalled:     %u\n", rep->signalled);
+	/* cgroup.kill does not say whom it killed: the kernel backend adds
+	 * nothing to the count. */
+	printf("signalled:     %u%s\n", rep->signalled,
+	       rep->backend == CGK_BACKEND_KERNEL ? " (not counting cgroup.kill)" : "");
 	printf("unreachable:   %u\n", rep->unreachable);
 	printf("not permitted: %u\n", rep->not_permitted);
 	printf("emptied:       %s", rep->emptied ? "yes" : rep->waited ? "no" : "not waited for");

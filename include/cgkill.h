@@ -103,12 +103,13 @@ struct cgk_process_list {
 struct cgk_report {
 	char path[4096];	/* absolute path of the target as resolved */
 	int hierarchy;		/* 2 or 1; 0 if unresolved */
-	enum cgk_backend backend;	/* the backend that did the work */
+	enum cgk_backend backend;	/* the backend of the last signal */
 	enum cgk_backend fell_back_from;	/* AUTO if none */
 	int fallback_errno;	/* why the first choice was not used */
 	enum cgk_guard refused;
 	unsigned n_signals;
 	int signals[CGK_MAX_SIGNALS];	/* signals sent, in order */
+	enum cgk_backend backends[CGK_MAX_SIGNALS];	/* the backend of each */
 	unsigned cgroups;	/* cgroups visited (target included) */
 	unsigned signalled;	/* processes signalled (kernel backend: unknown, 0) */
 	unsigned unreachable;	/* PID 0 entries: outside our pid namespace */

@@ -13,8 +13,8 @@
  * Without a freezer a SIGKILLed process can finish a fork it had started
  * after its pass read the list, and the child shows up in cgroup.procs a
  * little later (the kernel's cgroup.kill closes this race with kill_seq; we
- * cannot). So with SIGKILL the passes go on while the subtree still shrinks:
- * a parent can only add a child while it still exists.
+ * cannot). So with SIGKILL the passes go on while the killed processes
+ * are still there and running (see settle()).
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -25,8 +25,7 @@
 
 #define LOOP_BUDGET_MS 10000	/* the whole send */
 #define MAX_PASSES 1000		/* passes that keep finding new processes */
-#define SETTLE_MS 2000		/* SIGKILL: watching killed processes go */
-#define STALL_MS 100		/* ... until the count stops falling this long */
+#define STALL_MS 200		/* SIGKILL: no process left runs or leaves */
 #define SETTLE_DELAY_MAX_MS 16
 
 static int loop_probe(struct cgk_run *run, int sig)
@@ -38,8 +37,30 @@ static int loop_probe(struct cgk_run *run, int sig)
 
 struct live {
 	pid_t self;
-	unsigned n;
+	unsigned n;		/* listed, reachable, not us */
+	bool running;		/* one of them is runnable */
+	bool look;		/* look for a runnable one */
 };
+
+/* 'R' in /proc/PID/stat: "pid (comm) R ...", comm may hold ')' */
+static bool is_running(int procfd, pid_t pid)
+{
+	char name[32], buf[512];
+	ssize_t n;
+	int fd;
+
+	snprintf(name, sizeof(name), "%d/stat", pid);
+	fd = openat(procfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'R';
+}
 
 static int live_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg)
 {
@@ -47,49 +68,48 @@ static int live_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg)
 	struct cgk_pidvec pids = { 0 };
 	int r = cgk_read_procs(cgfd, &pids);
 
-	(void)run;
 	(void)rel;
 	if (r == -ENOENT)
 		return 0;
-	for (size_t i = 0; r >= 0 && i < pids.n; i++)
-		if (pids.v[i] != 0 && pids.v[i] != live->self)
-			live->n++;
+	for (size_t i = 0; r >= 0 && i < pids.n; i++) {
+		if (pids.v[i] == 0 || pids.v[i] == live->self)
+			continue;
+		live->n++;
+		if (live->look && !live->running)
+			live->running = is_running(run->procfd, pids.v[i]);
+	}
 	cgk_pidvec_free(&pids);
 	return r;
 }
 
-/* Processes we could reach that are still listed in the subtree. */
-static int count_live(struct cgk_run *run, unsigned *n)
-{
-	struct live live = { .self = run->self };
-	int r = cgk_tree_walk(run, live_visit, &live);
-
-	*n = live.n;
-	return r;
-}
-
-/* After SIGKILL: re-list while the killed processes go away, signalling any
- * child that a dying parent managed to add. Stops when nothing reachable is
- * left, when the count stops falling (D state, kernel threads, EPERM, a
- * frozen ancestor: the caller's wait reports those), or at the bound. */
+/*
+ * After SIGKILL: re-list while the killed processes go, signalling any child
+ * that a dying parent still managed to add. A parent can do that only while
+ * it exists and runs, so this goes on while the count falls or one of them
+ * is runnable (a killed process waiting for a CPU on a loaded machine), and
+ * stops when nothing reachable is left, when for STALL_MS none left and
+ * none ran (D state, frozen from above, kernel threads, EPERM: the
+ * caller's wait reports those), or at the deadline.
+ */
 static int settle(struct cgk_run *run, int sig, uint64_t deadline)
 {
 	uint64_t now = cgk_now_ms(), stall_since = now;
 	unsigned last = UINT_MAX, delay = 1;
 
-	if (now + SETTLE_MS < deadline)
-		deadline = now + SETTLE_MS;
 	for (;;) {
-		unsigned n, fresh;
-		int r = count_live(run, &n);
+		/* A process we may not signal could run for ever: then only
+		 * the count says whether anything is still happening. */
+		struct live live = { .self = run->self, .look = run->rep->not_permitted == 0 };
+		unsigned fresh;
+		int r = cgk_tree_walk(run, live_visit, &live);
 
 		if (r < 0)
 			return cgk_fail(run, r, "cannot list the processes");
 		now = cgk_now_ms();
-		if (n == 0 || now >= deadline)
+		if (live.n == 0 || now >= deadline)
 			return 0;
-		if (n < last) {
-			last = n;
+		if (live.n < last || live.running) {
+			last = live.n;
 			stall_since = now;
 		} else if (now - stall_since >= STALL_MS) {
 			return 0;

@@ -50,9 +50,20 @@ static int check_protected(struct cgk_run *run)
 		return cgk_fail(run, r, "cannot read the protected list %s", file);
 	for (char *save = NULL, *line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
+		size_t n;
+
 		line += strspn(line, " \t");
 		line[strcspn(line, "\r")] = '\0';
-		if (*line && *line != '#' && matches(line, run->t->rel))
+		if (!*line || *line == '#')
+			continue;
+		if (matches(line, run->t->rel))
+			return 1;
+		/* Trailing blanks are an easy slip in a safety list: match
+		 * without them too (fail closed). */
+		n = strlen(line);
+		while (n && (line[n - 1] == ' ' || line[n - 1] == '\t'))
+			line[--n] = '\0';
+		if (n && matches(line, run->t->rel))
 			return 1;
 	}
 	return 0;
@@ -71,7 +82,9 @@ int cgk_guard_check(struct cgk_run *run)
 
 	if (run->t->is_root)
 		return refuse(run, CGK_GUARD_ROOT, "refusing to kill the root cgroup of a hierarchy");
-	if (!force && holds(run, "self"))
+	/* Known with --force too: a freezer backend would freeze us. */
+	run->self_inside = holds(run, "self");
+	if (!force && run->self_inside)
 		return refuse(run, CGK_GUARD_SELF,
 			      "refusing to kill a cgroup that holds cgkill itself (--force overrides)");
 	if (!force && holds(run, "1"))

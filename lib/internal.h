@@ -106,6 +106,7 @@ struct cgk_run {
 	 * not permitted): each process gets a signal once. */
 	struct cgk_pidset done;
 	bool self_seen;		/* the caller is in the target (--force) */
+	bool self_inside;	/* guard: the caller's cgroup is in the subtree */
 	size_t batch;		/* pidfds open at once, under RLIMIT_NOFILE */
 };
 

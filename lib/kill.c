@@ -49,6 +49,13 @@ static bool can_fall_back(int err)
 	return err == -EACCES || err == -EPERM || err == -ENOENT || err == -EROFS;
 }
 
+/* A freezer backend on a subtree that holds cgkill (--force) would freeze
+ * cgkill itself, and nobody would thaw it. */
+static bool freezes_self(const struct cgk_run *run, enum cgk_backend b)
+{
+	return run->self_inside && (b == CGK_BACKEND_FREEZE || b == CGK_BACKEND_V1_FREEZE);
+}
+
 static int send_signal(struct cgk_run *run, int sig)
 {
 	const struct cgk_options *opts = run->opts;
@@ -62,10 +69,12 @@ static int send_signal(struct cgk_run *run, int sig)
 	if (opts->backend != CGK_BACKEND_AUTO) {
 		const struct cgk_backend_ops *ops = backends[opts->backend];
 
-		r = ops->probe(run, sig);
+		r = freezes_self(run, opts->backend) ? -EOPNOTSUPP : ops->probe(run, sig);
 		if (r < 0)
 			return cgk_fail(run, r, "the %s backend cannot serve this cgroup%s",
 					cgk_backend_name(opts->backend),
+					freezes_self(run, opts->backend) ?
+					" (it would freeze cgkill itself, which is inside)" :
 					sig != SIGKILL && opts->backend == CGK_BACKEND_KERNEL ?
 					" (it sends SIGKILL only)" : "");
 		rep->backend = opts->backend;
@@ -75,7 +84,7 @@ static int send_signal(struct cgk_run *run, int sig)
 	for (int b = CGK_BACKEND_KERNEL; b < CGK_BACKEND_COUNT_; b++) {
 		const struct cgk_backend_ops *ops = backends[b];
 
-		r = ops->probe(run, sig);
+		r = freezes_self(run, b) ? -EOPNOTSUPP : ops->probe(run, sig);
 		if (r == -EOPNOTSUPP)
 			continue;	/* not this kind of hierarchy or signal */
 		if (r >= 0) {
@@ -177,6 +186,7 @@ static int run_target(struct cgk_target *t, const struct cgk_options *opts,
 
 	start = cgk_now_ms();
 	r = send_signal(&run, opts->signal);
+	rep->backends[0] = rep->backend;
 	for (unsigned i = 0; r >= 0 && !run.self_seen && i < opts->n_escalations; i++) {
 		const struct cgk_escalation *e = &opts->escalations[i];
 
@@ -184,6 +194,7 @@ static int run_target(struct cgk_target *t, const struct cgk_options *opts,
 		if (r == 0)
 			break;
 		r = r == -ETIMEDOUT ? send_signal(&run, e->signal) : cgk_fail(&run, r, "cannot wait");
+		rep->backends[rep->n_signals - 1] = rep->backend;
 	}
 	rep->signal_ms = cgk_now_ms() - start;
 

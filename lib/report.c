@@ -357,6 +357,11 @@ static void jw_report(struct jw *w, const struct cgk_report *r)
 		jw_cstr(w, NULL, name);
 	}
 	jw_close(w, ']');
+	/* The backend that sent each of those signals. */
+	jw_open(w, "backends", '[');
+	for (unsigned i = 0; i < r->n_signals && i < CGK_MAX_SIGNALS; i++)
+		jw_cstr(w, NULL, cgk_backend_name(r->backends[i]));
+	jw_close(w, ']');
 
 	jw_uint(w, "cgroups", r->cgroups);
 	jw_uint(w, "signalled", r->signalled);

@@ -13,6 +13,9 @@ int cgk_read_procs(int cgfd, struct cgk_pidvec *out)
 	size_t len;
 	int r = cgk_read_file_at(cgfd, "cgroup.procs", &buf, &len);
 
+	/* ENODEV: removed between open() and read(); vanished all the same. */
+	if (r == -ENODEV)
+		return -ENOENT;
 	if (r < 0)
 		return r;
 	return cgk_parse_pids(buf, len, out);
@@ -47,7 +50,8 @@ static int list_children(int cgfd, struct names *out)
 		return -errno;
 	}
 	while ((errno = 0, de = readdir(dir))) {
-		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+		/* Only "." and "..": a cgroup may be named ".hidden". */
+		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (out->n == out->cap) {
 			size_t cap = out->cap ? out->cap * 2 : 16;
@@ -89,17 +93,19 @@ static int walk(struct cgk_run *run, int cgfd, char *rel, size_t rellen,
 		size_t len = rellen + (rellen ? 1 : 0) + strlen(children.v[i]);
 		int child;
 
-		if (len >= 4096) {
-			r = -ENAMETOOLONG;
-			break;
-		}
 		child = openat(cgfd, children.v[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (child < 0) {
 			if (errno != ENOENT)
 				r = -errno;
 			continue;
 		}
-		sprintf(rel + rellen, "%s%s", rellen ? "/" : "", children.v[i]);
+		/* rel only names the cgroup in reports: deeper than it can
+		 * hold, go on under the deepest name that fits, or a tree
+		 * could hide processes below PATH_MAX. */
+		if (len >= 4096)
+			len = rellen;
+		else
+			sprintf(rel + rellen, "%s%s", rellen ? "/" : "", children.v[i]);
 		r = walk(run, child, rel, len, fn, arg);
 		rel[rellen] = '\0';
 		close(child);

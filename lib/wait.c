@@ -47,10 +47,11 @@ static int wait_events(struct cgk_run *run, int fd, uint64_t deadline)
 		uint64_t now = cgk_now_ms();
 		struct pollfd pfd = { .fd = fd, .events = POLLPRI };
 
+		/* Removed (ENODEV through our fd): only an empty cgroup can be. */
+		if (populated == 0 || populated == -ENODEV || populated == -ENOENT)
+			return 0;
 		if (populated < 0)
 			return populated;
-		if (populated == 0)
-			return 0;
 		if (now >= deadline)
 			return -ETIMEDOUT;
 		progress(run, start, &next);

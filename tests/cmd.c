@@ -6,8 +6,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +19,9 @@
 #include "tap.h"
 
 #define MAX_ARGS 64
+
+uid_t cmd_uid;
+gid_t cmd_gid;
 
 const char *cmd_path(void)
 {
@@ -102,6 +107,11 @@ int cmd_startv(struct cmd *c, const char *input, const char *const *argv)
 		dup2(in, 0);
 		dup2(out, 1);
 		dup2(err, 2);
+		if (cmd_uid && (setgroups(0, NULL) < 0 || setresgid(cmd_gid, cmd_gid, cmd_gid) < 0 ||
+				setresuid(cmd_uid, cmd_uid, cmd_uid) < 0)) {
+			dprintf(2, "cannot become uid %d: %m\n", (int)cmd_uid);
+			_exit(126);
+		}
 		execv(args[0], (char *const *)args);
 		dprintf(2, "exec %s: %m\n", args[0]);
 		_exit(127);
@@ -265,7 +275,8 @@ char *json_eval(const char *text, const char *expr)
 	if (st < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		char *msg;
 
-		if (asprintf(&msg, "INVALID: python3 failed on %s: %s", expr, res) < 0)
+		if (asprintf(&msg, "INVALID: python3 failed on %s (wait status %d): %s", expr, st,
+			     res) < 0)
 			msg = NULL;
 		free(res);
 		return msg;
@@ -282,6 +293,71 @@ bool json_valid(const char *text)
 		diag("%s", v);
 	free(v);
 	return good;
+}
+
+bool exit_is(const struct cmd *c, int want)
+{
+	bool good = is_int(c->status, want, "%s: exit status %d", c->line, want);
+
+	if (!good)
+		diag("stderr: %s", c->err);
+	return good;
+}
+
+bool json_is(const struct cmd *c, const char *expr, const char *want)
+{
+	char *v = json_eval(c->out, expr);
+	bool good;
+
+	if (!v) {
+		skip("python3 is not available to check %s", expr);
+		return true;
+	}
+	good = is_str(v, want, "%s: %s", c->line, expr);
+	if (!good && strncmp(v, "INVALID", 7) == 0)
+		diag("stdout was: %s", c->out);
+	free(v);
+	return good;
+}
+
+bool file_has(const char *dir, const char *file, const char *text)
+{
+	char buf[1024];
+
+	if (sb_read(dir, file, buf, sizeof(buf)) < 0)
+		return false;
+	return strstr(buf, text) != NULL;
+}
+
+bool scene_start(struct scene *s, const char *box, const char *name)
+{
+	char rel[256];
+
+	memset(s, 0, sizeof(*s));
+	s->name = name;
+	s->parent = sb_mkdir(box, name);
+	snprintf(rel, sizeof(rel), "%s/T", name);
+	s->target = sb_mkdir(box, rel);
+	snprintf(rel, sizeof(rel), "%s/S", name);
+	s->sibling = sb_mkdir(box, rel);
+	if (!s->parent || !s->target || !s->sibling)
+		return ok(false, "%s: create the cgroups: %m", name);
+	if (sb_sentinels_start(&s->sent, s->parent, s->sibling) < 0)
+		return ok(false, "%s: start the sentinels", name);
+	return true;
+}
+
+void scene_end(struct scene *s)
+{
+	if (s->sent.n)
+		sb_sentinels_check(&s->sent, s->name);
+	if (s->parent && sb_destroy(s->parent) < 0)
+		diag("%s: cleanup of %s failed", s->name, s->parent);
+	sb_reap();
+	free(s->parent);
+	free(s->target);
+	free(s->sibling);
+	memset(s, 0, sizeof(*s));
 }
 
 unsigned count_lines_with(const char *text, const char *needle)
@@ -339,6 +415,14 @@ static void on_record(int sig, siginfo_t *si, void *uc)
 	}
 }
 
+static void *rec_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
 pid_t rec_spawn(const struct rec_spec *s)
 {
 	int sync[2], err = 0;
@@ -368,6 +452,15 @@ pid_t rec_spawn(const struct rec_spec *s)
 			if (signal(s->ignore[i], SIG_IGN) == SIG_ERR)
 				err = -errno;
 		if (!err && s->comm && prctl(PR_SET_NAME, s->comm) < 0)
+			err = -errno;
+		for (unsigned i = 0; !err && i < s->threads; i++) {
+			pthread_t t;
+
+			if (pthread_create(&t, NULL, rec_thread, NULL) != 0)
+				err = -EAGAIN;
+		}
+		if (!err && s->uid && (setgroups(0, NULL) < 0 || setresgid(s->uid, s->uid, s->uid) < 0 ||
+				       setresuid(s->uid, s->uid, s->uid) < 0))
 			err = -errno;
 		if (write(sync[1], &err, sizeof(err)) < 0 || err)
 			_exit(2);
@@ -414,6 +507,30 @@ size_t rec_collect(struct rec *v, size_t max, size_t want, unsigned timeout_ms,
 			break;
 	}
 	return n;
+}
+
+void rec_drain(void)
+{
+	struct rec r;
+
+	while (read(rec_fds[0], &r, sizeof(r)) == (ssize_t)sizeof(r))
+		;
+}
+
+pid_t recorder(const char *cg, int sig)
+{
+	return rec_spawn(&(struct rec_spec){ .cgroup = cg, .record = { sig } });
+}
+
+pid_t term_ignorer(const char *cg)
+{
+	return rec_spawn(&(struct rec_spec){ .cgroup = cg, .ignore = { SIGTERM } });
+}
+
+pid_t term_exiter(const char *cg)
+{
+	return rec_spawn(&(struct rec_spec){ .cgroup = cg, .record = { SIGTERM },
+					     .exit_on_signal = true });
 }
 
 unsigned rec_count(const struct rec *v, size_t n, int kind, pid_t pid, int sig)

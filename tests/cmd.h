@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "sandbox.h"
+
 struct cmd {
 	pid_t pid;
 	int status;		/* exit code; 128+N if killed by N; -1 timed out */
@@ -31,6 +33,10 @@ struct cmd {
 };
 
 const char *cmd_path(void);
+/* Run the command as this user and group (tests of unprivileged use); 0:
+ * as we are. */
+extern uid_t cmd_uid;
+extern gid_t cmd_gid;
 /* Start the command with argv (NULL-terminated, without argv[0]); stdin is
  * input (NULL: /dev/null). 0 or -errno. */
 int cmd_startv(struct cmd *c, const char *input, const char *const *argv);
@@ -51,6 +57,25 @@ char *json_eval(const char *text, const char *expr);
 /* Is text one valid JSON document? (false also when python3 is missing) */
 bool json_valid(const char *text);
 bool have_python(void);
+
+/* One test point each: the command's exit status; a Python expression over
+ * its JSON stdout against want (a skip without python3). */
+bool exit_is(const struct cmd *c, int want);
+bool json_is(const struct cmd *c, const char *expr, const char *want);
+/* Does the cgroup file dir/file contain text? */
+bool file_has(const char *dir, const char *file, const char *text);
+
+/* <box>/<name> as the parent with a sentinel, <name>/T the target,
+ * <name>/S a sibling with a sentinel. */
+struct scene {
+	char *parent, *target, *sibling;
+	struct sb_sentinels sent;
+	const char *name;
+};
+/* false (and a failed test point) if it cannot be set up. */
+bool scene_start(struct scene *s, const char *box, const char *name);
+/* Check the sentinels (test points), remove the cgroups, free. */
+void scene_end(struct scene *s);
 
 /* Number of lines of text that contain needle. */
 unsigned count_lines_with(const char *text, const char *needle);
@@ -76,6 +101,8 @@ struct rec_spec {
 	 * every signal (so any pending one shows) and sleeps. */
 	bool fork_on_signal;
 	const char *comm;	/* prctl(PR_SET_NAME) */
+	uid_t uid;		/* after joining, become this user and group; 0: stay */
+	unsigned threads;	/* extra threads, sleeping */
 };
 /* Create the record pipe; call once after sb_init(). */
 void rec_init(void);
@@ -86,6 +113,14 @@ pid_t rec_spawn(const struct rec_spec *s);
  * more, or timeout_ms: the number read into v (at most max). */
 size_t rec_collect(struct rec *v, size_t max, size_t want, unsigned timeout_ms,
 		   unsigned quiet_ms);
+/* Drop the records left over from earlier. */
+void rec_drain(void);
+/* A recorder of one signal; a process ignoring SIGTERM; one that exits 0
+ * on it. (Not SB_IGNORE_TERM / SB_EXIT_ON_TERM: sb_spawn() returns before
+ * those set their handler, so a TERM sent at once could kill them.) */
+pid_t recorder(const char *cgroup, int sig);
+pid_t term_ignorer(const char *cgroup);
+pid_t term_exiter(const char *cgroup);
 /* Records of kind from pid (0: anyone) with signal sig (0: any). */
 unsigned rec_count(const struct rec *v, size_t n, int kind, pid_t pid, int sig);
 

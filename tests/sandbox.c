@@ -892,7 +892,16 @@ static void on_term_exit(int sig)
 	_exit(0);
 }
 
-static __attribute__((noreturn)) void behave(const struct sb_proc *p)
+/* Tell the parent we are set up (in our cgroups, handlers and threads in
+ * place): only then does sb_spawn() return. */
+static void ready(int fd, int err)
+{
+	if (write(fd, &err, sizeof(err)) < 0)
+		_exit(2);
+	close(fd);
+}
+
+static __attribute__((noreturn)) void behave(const struct sb_proc *p, int fd)
 {
 	switch (p->what) {
 	case SB_FORKBOMB: {
@@ -900,6 +909,7 @@ static __attribute__((noreturn)) void behave(const struct sb_proc *p)
 		bool root = true;
 
 		signal(SIGCHLD, SIG_IGN);	/* children are reaped for us */
+		ready(fd, 0);
 		for (;;) {
 			pid_t c = fork();
 
@@ -924,6 +934,7 @@ static __attribute__((noreturn)) void behave(const struct sb_proc *p)
 		snprintf(b, sizeof(b), "%s/cgroup.procs", p->migrate[1]);
 		fa = open(a, O_WRONLY | O_CLOEXEC);
 		fb = open(b, O_WRONLY | O_CLOEXEC);
+		ready(fd, fa < 0 || fb < 0 ? -ENOENT : 0);
 		if (fa < 0 || fb < 0)
 			_exit(3);
 		for (;;) {
@@ -942,14 +953,18 @@ static __attribute__((noreturn)) void behave(const struct sb_proc *p)
 	case SB_THREADS:
 		for (unsigned i = 0; i < p->threads; i++) {
 			pthread_t t;
+			int r = pthread_create(&t, NULL, thread_sleep, NULL);
 
-			if (pthread_create(&t, NULL, thread_sleep, NULL) != 0)
+			if (r != 0) {
+				ready(fd, -r);
 				_exit(4);
+			}
 		}
 		break;
 	case SB_SLEEP:
 		break;
 	}
+	ready(fd, 0);
 	for (;;)
 		pause();
 }
@@ -991,10 +1006,7 @@ pid_t sb_spawn(const struct sb_proc *p)
 				_exit(2);
 			}
 		}
-		if (write(fds[1], &err, sizeof(err)) < 0)
-			_exit(2);
-		close(fds[1]);
-		behave(p);
+		behave(p, fds[1]);
 	}
 	close(fds[1]);
 	/* Bounded wait for the child to report. */

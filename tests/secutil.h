@@ -67,6 +67,7 @@ struct sec_cli_opts {
 	const char *input;	/* standard input; NULL: EOF at once */
 	uid_t uid;		/* run as this uid/gid if nonzero */
 	const char *env[4];	/* "NAME=value" to set, "NAME" to unset */
+	const char *join;	/* cgroup directory to move into first */
 };
 
 static inline void sec_drain(int fd, char *buf, size_t size, size_t *len, bool *open_)
@@ -128,6 +129,8 @@ static inline struct sec_cli *sec_cli_runv(const struct sec_cli_opts *o, char *c
 			else
 				unsetenv(o->env[i]);
 		}
+		if (o && o->join && sb_join(o->join) < 0)
+			_exit(121);
 		if (o && o->uid) {
 			if (setgroups(0, NULL) < 0 || setresgid(o->uid, o->uid, o->uid) < 0 ||
 			    setresuid(o->uid, o->uid, o->uid) < 0)

@@ -57,10 +57,34 @@ static int kill_target(struct ctx *c, const char *target, struct cgk_report *rep
 	o.backend = c->row->backend;
 	o.wait_ms = DEADLINE_MS;
 	r = cgk_kill(target, &o, rep);
-	if (r < 0)
+	if (r < 0) {
+		char state[64] = "";
+
 		diag("%s: cgk_kill(%s) = %d (%s): %s", c->name, target, r,
 		     strerrorname_np(-r) ?: "?", rep->message);
+		for (size_t i = 0; i < rep->survivors.n && i < 10; i++) {
+			const struct cgk_process *p = &rep->survivors.v[i];
+
+			diag("  survivor %d state %c in '%s' (%s)", (int)p->pid, p->state, p->cgroup,
+			     p->comm);
+		}
+		if (sb_read(target, "freezer.state", state, sizeof(state)) > 0 ||
+		    sb_read(target, "cgroup.events", state, sizeof(state)) > 0)
+			diag("  %s", state);
+	}
 	return r;
+}
+
+/* Never leave a cgroup frozen: v1 freezer.state THAWED, v2 cgroup.freeze 0. */
+static bool thawed(const char *dir)
+{
+	char buf[64];
+
+	if (sb_read(dir, "freezer.state", buf, sizeof(buf)) > 0)
+		return strcmp(buf, "THAWED\n") == 0;
+	if (sb_read(dir, "cgroup.freeze", buf, sizeof(buf)) > 0)
+		return strcmp(buf, "0\n") == 0;
+	return true;
 }
 
 /* The checks every kill must pass; returns true if all did. */
@@ -77,6 +101,7 @@ static bool check_killed(struct ctx *c, const char *scenario, const char *target
 	good &= is_int(sb_wait_empty(target, DEADLINE_MS), 0,
 		       "%s %s: the subtree is empty (own check, populated 0 / empty lists)",
 		       c->name, scenario);
+	good &= ok(thawed(target), "%s %s: the target is not left frozen", c->name, scenario);
 	return good;
 }
 

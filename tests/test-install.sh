@@ -1,0 +1,315 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# make install / make uninstall into scratch DESTDIRs: every file in its
+# place, the library's soname and symlinks, the version from its one place;
+# then examples/kill-service.c built against the INSTALLED copy through
+# pkg-config and run on a sandbox cgroup, and examples/graceful-stop.sh
+# run with the installed cgkill. Everything that is killed lives in
+# <cgroup mount>/cgkill-test.<pid>.install, created and removed here.
+cd "${0%/*}/.." || exit 1
+src=$PWD
+. tests/tap.sh
+
+tmp=$(mktemp -d /tmp/cgkill-test-install.XXXXXX) || bail_out "mktemp"
+sandbox=""
+pids=()
+
+# Kill what is left in the sandbox (only the pids its own cgroup.procs
+# files list), thaw it, remove it bottom-up with retries.
+cleanup() {
+	local d pid i
+	if [ -n "$sandbox" ] && [ -d "$sandbox" ]; then
+		[ -w "$sandbox/cgroup.freeze" ] && echo 0 >"$sandbox/cgroup.freeze" 2>/dev/null
+		[ -w "$sandbox/freezer.state" ] && echo THAWED >"$sandbox/freezer.state" 2>/dev/null
+		for i in 1 2 3 4 5 6 7 8 9 10; do
+			while read -r d; do
+				while read -r pid; do
+					[ "$pid" -gt 0 ] 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+				done <"$d/cgroup.procs"
+			done < <(find "$sandbox" -depth -type d)
+			find "$sandbox" -depth -type d -exec rmdir {} + 2>/dev/null
+			[ -d "$sandbox" ] || break
+			sleep 0.2
+		done
+		[ -d "$sandbox" ] && diag "could not remove $sandbox"
+	fi
+	for pid in "${pids[@]}"; do
+		kill -KILL "$pid" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# A sub-make must not inherit the flags of the make running the tests
+# (check-asan's CFLAGS, B=build-asan, the jobserver).
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
+mk() {
+	make -s -C "$src" B="$tmp/build" CFLAGS="-O2 -g" LDFLAGS= "$@"
+}
+
+version=$(sed -n 's/^#define CGK_VERSION "\(.*\)"/\1/p' include/cgkill.h)
+
+# --- the version lives in one place ---------------------------------------
+[[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]
+ok $? "CGK_VERSION in include/cgkill.h is a version ($version)"
+[ "$(make -s -C "$src" -p -n 2>/dev/null | sed -n 's/^VERSION := //p' | head -n1)" = "$version" ]
+ok $? "the Makefile takes VERSION from cgkill.h"
+! grep -qF "$version" Makefile
+ok $? "the Makefile does not spell the version itself"
+deb=$(sed -n '1s/^[^ ]* (\([^)]*\)).*/\1/p' debian/changelog)
+deb=${deb#*:}
+[ "${deb%-*}" = "$version" ]
+ok $? "debian/changelog agrees ($deb)"
+grep -q "^## \[$version\]" CHANGELOG.md
+ok $? "CHANGELOG.md has a section for $version"
+
+# --- make install, default layout ------------------------------------------
+root=$tmp/root
+check "make install DESTDIR=... PREFIX=/usr" mk -j2 install DESTDIR="$root" PREFIX=/usr
+lib=$root/usr/lib
+for f in usr/bin/cgkill usr/lib/libcgkill.so.$version usr/lib/libcgkill.a \
+	usr/include/cgkill.h usr/lib/pkgconfig/libcgkill.pc usr/share/man/man1/cgkill.1 \
+	usr/share/man/man3/libcgkill.3 usr/share/man/man3/cgk_kill.3 \
+	usr/share/bash-completion/completions/cgkill; do
+	[ -f "$root/$f" ] && [ ! -L "$root/$f" ]
+	ok $? "installed /$f"
+done
+[ -x "$root/usr/bin/cgkill" ]
+ok $? "/usr/bin/cgkill is executable"
+[ "$(readlink "$lib/libcgkill.so.1")" = "libcgkill.so.$version" ]
+ok $? "libcgkill.so.1 -> libcgkill.so.$version"
+[ "$(readlink "$lib/libcgkill.so")" = libcgkill.so.1 ]
+ok $? "libcgkill.so -> libcgkill.so.1"
+soname=$(readelf -d "$lib/libcgkill.so.$version" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+[ "$soname" = libcgkill.so.1 ]
+ok $? "the installed library has soname libcgkill.so.1 ($soname)"
+for f in usr/include/cgkill.h usr/lib/libcgkill.a usr/lib/pkgconfig/libcgkill.pc \
+	usr/share/man/man1/cgkill.1 usr/share/bash-completion/completions/cgkill; do
+	[ "$(stat -c %a "$root/$f")" = 644 ]
+	ok $? "/$f is mode 644"
+done
+cmp -s include/cgkill.h "$root/usr/include/cgkill.h"
+ok $? "the installed cgkill.h is include/cgkill.h"
+[ "$(cat "$root/usr/share/man/man3/cgk_kill.3")" = ".so man3/libcgkill.3" ]
+ok $? "cgk_kill(3) is a link to libcgkill(3)"
+outside=$(find "$root" -mindepth 1 -maxdepth 1 ! -name usr)
+[ -z "$outside" ]
+ok $? "nothing installed outside /usr" || diag "$outside"
+[ "$("$root/usr/bin/cgkill" --version)" = "cgkill $version" ]
+ok $? "installed cgkill --version says $version"
+if command -v man >/dev/null; then
+	MANPATH=$root/usr/share/man man -w cgk_kill >/dev/null 2>&1
+	ok $? "man finds cgk_kill(3) in the installed tree"
+fi
+
+# --- pkg-config, and the example built against the installed copy ---------
+if ! command -v pkg-config >/dev/null; then
+	skip "pkg-config not installed (apt-get install pkgconf)"
+else
+	export PKG_CONFIG_PATH="" PKG_CONFIG_LIBDIR=$lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root
+	[ "$(pkg-config --modversion libcgkill)" = "$version" ]
+	ok $? "pkg-config --modversion libcgkill: $version"
+	grep -qx 'prefix=/usr' "$lib/pkgconfig/libcgkill.pc" &&
+		grep -qx 'libdir=${prefix}/lib' "$lib/pkgconfig/libcgkill.pc" &&
+		grep -qx 'includedir=${prefix}/include' "$lib/pkgconfig/libcgkill.pc"
+	ok $? "libcgkill.pc has prefix=/usr, libdir and includedir below \${prefix}"
+	flags=$(pkg-config --cflags --libs libcgkill)
+	ok $? "pkg-config --cflags --libs libcgkill: $flags"
+	grep -q -- "-L$lib" <<<"$flags" && grep -q -- "-lcgkill" <<<"$flags"
+	ok $? "the flags point into the scratch root"
+	# shellcheck disable=SC2086
+	check "examples/kill-service.c builds against the installed libcgkill" \
+		${CC:-cc} -Wall -Wextra -Werror -o "$tmp/kill-service" examples/kill-service.c $flags
+	unset PKG_CONFIG_PATH PKG_CONFIG_LIBDIR PKG_CONFIG_SYSROOT_DIR
+	readelf -d "$tmp/kill-service" 2>/dev/null | grep -q 'NEEDED.*\[libcgkill.so.1\]'
+	ok $? "kill-service is linked to libcgkill.so.1"
+	LD_LIBRARY_PATH=$lib ldd "$tmp/kill-service" 2>/dev/null | grep -q "libcgkill.so.1 => $lib/libcgkill.so.1"
+	ok $? "with LD_LIBRARY_PATH it loads the installed copy"
+fi
+
+# --- uninstall ---------------------------------------------------------------
+# (after the runs below, which need the installed tree; see the end)
+
+# --- make install / uninstall with every directory set ---------------------
+root2=$tmp/root2
+dirs=(PREFIX=/opt/cgk BINDIR=/opt/cgk/sbin LIBDIR=/opt/cgk/lib64 INCLUDEDIR=/opt/cgk/inc
+	MANDIR=/opt/cgk/man PKGCONFIGDIR=/opt/cgk/pc BASHCOMPDIR=/opt/cgk/bashcomp)
+check "make install with BINDIR, LIBDIR, INCLUDEDIR, MANDIR, PKGCONFIGDIR, BASHCOMPDIR" \
+	mk install DESTDIR="$root2" "${dirs[@]}"
+for f in sbin/cgkill lib64/libcgkill.so.$version lib64/libcgkill.so.1 lib64/libcgkill.so \
+	lib64/libcgkill.a inc/cgkill.h pc/libcgkill.pc man/man1/cgkill.1 man/man3/libcgkill.3 \
+	bashcomp/cgkill; do
+	[ -e "$root2/opt/cgk/$f" ]
+	ok $? "installed /opt/cgk/$f"
+done
+grep -qx 'libdir=${prefix}/lib64' "$root2/opt/cgk/pc/libcgkill.pc" &&
+	grep -qx 'includedir=${prefix}/inc' "$root2/opt/cgk/pc/libcgkill.pc"
+ok $? "libcgkill.pc follows LIBDIR and INCLUDEDIR"
+check "make uninstall with the same directories" mk uninstall DESTDIR="$root2" "${dirs[@]}"
+left=$(find "$root2" ! -type d)
+[ -z "$left" ]
+ok $? "uninstall removes every file it installed" || diag "left: $left"
+
+# --- run the examples on a sandbox cgroup -----------------------------------
+# The cgroup v2 mount, else a v1 hierarchy with the freezer.
+mount_of() {
+	awk -v t="$1" -v c="$2" '{
+		for (i = 7; $i != "-"; i++) ;
+		if ($(i + 1) == t && (c == "" || index("," $NF ",", "," c ","))) { print $5; exit }
+	}' /proc/self/mountinfo
+}
+
+# Start "$@" in cgroup $1; its pid in $spawned once it is listed there. A
+# small monitor subshell (staying where this shell is) waits for it and
+# records its wait status in $tmp/spawn.N.status, so that this shell has
+# no job of its own killed (bash would print "Killed" for each).
+declare -A status_file
+nspawn=0
+spawn_in() {
+	local dir=$1 f i
+	shift
+	f=$tmp/spawn.$((++nspawn))
+	(
+		(echo "$BASHPID" >"$dir/cgroup.procs" && exec "$@") </dev/null >/dev/null 2>&1 &
+		echo $! >"$f.tmp" && mv "$f.tmp" "$f.pid"
+		wait $!
+		echo $? >"$f.tmp" && mv "$f.tmp" "$f.status"
+	) 2>/dev/null &
+	for ((i = 0; i < 100; i++)); do
+		[ -e "$f.pid" ] && break
+		sleep 0.05
+	done
+	spawned=$(cat "$f.pid" 2>/dev/null)
+	[ -n "$spawned" ] || bail_out "could not start $*"
+	pids+=("$spawned")
+	status_file[$spawned]=$f.status
+	for ((i = 0; i < 100; i++)); do
+		grep -qx "$spawned" "$dir/cgroup.procs" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	diag "pid $spawned did not show up in $dir"
+}
+
+# Did process $1 end with wait status $2 (128 + signal) within $3 seconds?
+died_with() {
+	local f=${status_file[$1]} i got
+	for ((i = 0; i < $3 * 20; i++)); do
+		if [ -e "$f" ]; then
+			got=$(cat "$f")
+			[ "$got" = "$2" ] || diag "pid $1: wait status $got, wanted $2"
+			[ "$got" = "$2" ]
+			return
+		fi
+		sleep 0.05
+	done
+	diag "pid $1 still alive"
+	return 1
+}
+
+alive() {
+	local state
+	state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
+	[ -n "$state" ] && [ "$state" != Z ]
+}
+
+mnt=$(mount_of cgroup2)
+[ -n "$mnt" ] || mnt=$(mount_of cgroup freezer)
+if [ "$(id -u)" -ne 0 ]; then
+	skip "the runs on a sandbox cgroup need root"
+elif [ -z "$mnt" ]; then
+	skip "no cgroup v2 mount and no v1 freezer hierarchy"
+elif [ ! -x "$tmp/kill-service" ]; then
+	skip "kill-service was not built"
+elif ! mkdir "$mnt/cgkill-test.$$.install" 2>/dev/null; then
+	skip "cannot create a cgroup under $mnt"
+else
+	sandbox=$mnt/cgkill-test.$$.install
+	note "sandbox $sandbox"
+	mkdir -p "$sandbox/target/a" "$sandbox/target/b/c" "$sandbox/sibling"
+	spawn_in "$sandbox" sleep 300
+	s_parent=$spawned
+	spawn_in "$sandbox/sibling" sleep 300
+	s_sibling=$spawned
+
+	# kill-service: TERM, KILL after 1 s to the one that ignores TERM.
+	spawn_in "$sandbox/target/a" sleep 300
+	plain=$spawned
+	spawn_in "$sandbox/target/b/c" sleep 300
+	deep=$spawned
+	spawn_in "$sandbox/target/b" bash -c 'trap "" TERM; exec sleep 300'
+	stubborn=$spawned
+	n=$(cat "$sandbox"/target/{a,b,b/c}/cgroup.procs | wc -l)
+	[ "$n" -eq 3 ]
+	ok $? "three processes in the target ($n)"
+	out=$(LD_LIBRARY_PATH=$lib timeout 60 "$tmp/kill-service" -s TERM -k 1s -w 10s "$sandbox/target")
+	rc=$?
+	ok $rc "kill-service -s TERM -k 1s <target>: exit 0" || diag "$out"
+	note "$out"
+	grep -qE '^signals: +TERM KILL$' <<<"$out"
+	ok $? "kill-service reports TERM then KILL"
+	grep -qE '^emptied: +yes after [0-9]+ ms$' <<<"$out"
+	ok $? "kill-service reports the cgroup emptied"
+	grep -qE '^cgroups: +4$' <<<"$out"
+	ok $? "kill-service reports 4 cgroups visited"
+	grep -qE '^signalled: +3( |$)' <<<"$out"
+	ok $? "kill-service reports 3 processes signalled (by SIGTERM)"
+	died_with "$plain" 143 5 && died_with "$deep" 143 5
+	ok $? "the plain sleepers died of SIGTERM"
+	died_with "$stubborn" 137 5
+	ok $? "the one ignoring SIGTERM died of SIGKILL"
+	alive "$s_parent" && alive "$s_sibling"
+	ok $? "sentinels in the parent and sibling cgroups are alive"
+
+	# The JSON report through cgk_report_json().
+	spawn_in "$sandbox/target/a" sleep 300
+	plain=$spawned
+	json=$(LD_LIBRARY_PATH=$lib timeout 60 "$tmp/kill-service" -j "$sandbox/target")
+	ok $? "kill-service -j <target>: exit 0"
+	if command -v python3 >/dev/null; then
+		python3 -c 'import json, sys
+d = json.load(sys.stdin)
+t = d["targets"][0]
+assert d["version"] == sys.argv[1], d["version"]
+assert t["emptied"] is True and t["signals"] == ["KILL"], t
+assert t["path"] == sys.argv[2], t["path"]' "$version" "$sandbox/target" <<<"$json"
+		ok $? "the JSON report is valid and says KILL, emptied" || diag "$json"
+	fi
+	died_with "$plain" 137 5
+	ok $? "the sleeper died of SIGKILL"
+
+	# graceful-stop.sh with the installed cgkill.
+	spawn_in "$sandbox/target/a" sleep 300
+	plain=$spawned
+	spawn_in "$sandbox/target/b/c" bash -c 'trap "" TERM; exec sleep 300'
+	stubborn=$spawned
+	out=$(CGKILL=$root/usr/bin/cgkill timeout 60 examples/graceful-stop.sh -n "$sandbox/target")
+	rc=$?
+	[ $rc -eq 0 ] && grep -q "^$plain	" <<<"$out" && grep -q "^$stubborn	" <<<"$out"
+	ok $? "graceful-stop.sh -n lists both processes" || diag "rc $rc: $out"
+	alive "$plain" && alive "$stubborn"
+	ok $? "... and signals nothing"
+	start=$(date +%s%N)
+	out=$(CGKILL=$root/usr/bin/cgkill timeout 60 examples/graceful-stop.sh -v -t 1s -k 10s "$sandbox/target" 2>&1)
+	rc=$?
+	ms=$((($(date +%s%N) - start) / 1000000))
+	ok $rc "graceful-stop.sh -t 1s <target>: exit 0 ($ms ms)" || diag "$out"
+	note "$out"
+	died_with "$plain" 143 5
+	ok $? "graceful-stop.sh: the plain sleeper died of SIGTERM"
+	died_with "$stubborn" 137 5
+	ok $? "graceful-stop.sh: the one ignoring SIGTERM died of SIGKILL"
+	[ "$ms" -ge 900 ]
+	ok $? "graceful-stop.sh waited the grace period before SIGKILL"
+	alive "$s_parent" && alive "$s_sibling"
+	ok $? "sentinels in the parent and sibling cgroups are still alive"
+fi
+
+# --- uninstall the default layout ---------------------------------------------
+check "make uninstall DESTDIR=... PREFIX=/usr" mk uninstall DESTDIR="$root" PREFIX=/usr
+left=$(find "$root" ! -type d)
+[ -z "$left" ]
+ok $? "uninstall leaves no file behind" || diag "left: $left"
+
+done_testing

@@ -1,0 +1,217 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The manual pages render without warnings (groff -ww, mandoc -Tlint), and
+# cgkill --help, cgkill(1), the option table of cli/cgkill.c and the bash
+# completion all list the same options; libcgkill(3) documents every
+# function of cgkill.h and its example compiles; --help and usage errors
+# follow the util-linux conventions.
+cd "${0%/*}/.." || exit 1
+. tests/tap.sh
+
+build=${CGKILL_BUILD:-build}
+CGKILL=${CGKILL:-$build/cgkill}
+[ -x "$CGKILL" ] || bail_out "$CGKILL not built (run make first)"
+# Leaks of the command are test-cli's business; here only its texts count.
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+# A sanitizer build (make check-asan) needs the runtime to link against.
+san=""
+nm "$build/libcgkill.a" 2>/dev/null | grep -q ' U __asan_init' && san="-fsanitize=address,undefined"
+tmp=$(mktemp -d /tmp/cgkill-test-man.XXXXXX) || bail_out "mktemp"
+trap 'rm -rf "$tmp"' EXIT
+
+pages="man/cgkill.1 man/libcgkill.3"
+
+# --- rendering ------------------------------------------------------------
+for page in $pages; do
+	out=$(groff -man -ww -z "$page" 2>&1)
+	rc=$?
+	[ $rc -eq 0 ] && [ -z "$out" ]
+	ok $? "groff -man -ww -z $page: no warning" || diag "$out"
+	if command -v mandoc >/dev/null; then
+		out=$(mandoc -Tlint "$page" 2>&1)
+		rc=$?
+		[ $rc -eq 0 ] && [ -z "$out" ]
+		ok $? "mandoc -Tlint $page: clean" || diag "$out"
+	else
+		skip "mandoc not installed (apt-get install mandoc)"
+	fi
+done
+
+# Plain text of a page: no hyphenation, long lines, no overstriking.
+render() {
+	groff -man -Tascii -rHY=0 -rLL=300n -P-cbou "$1" 2>/dev/null
+}
+
+# Lines of one section of a rendered page.
+section() {
+	awk -v name="$2" '/^[A-Z]/ { in_s = ($0 == name); next } in_s' <<<"$1"
+}
+
+words() {
+	printf '%s\n' "$@" | sed '/^$/d' | sort -u
+}
+
+# Both directions: "$1 has what $2 lacks" and the reverse, one point each.
+same_set() {
+	local what=$1 a_name=$2 a=$3 b_name=$4 b=$5 d
+	d=$(comm -23 <(words "$a") <(words "$b"))
+	[ -z "$d" ]
+	ok $? "$what: everything in $a_name is in $b_name" || diag "missing from $b_name: $(echo $d)"
+	d=$(comm -13 <(words "$a") <(words "$b"))
+	[ -z "$d" ]
+	ok $? "$what: everything in $b_name is in $a_name" || diag "missing from $a_name: $(echo $d)"
+}
+
+# --- cgkill --help --------------------------------------------------------
+help=$("$CGKILL" --help)
+ok $? "cgkill --help exits 0"
+[ "$(head -n1 <<<"$help")" = "Usage:" ]
+ok $? "--help starts with 'Usage:'"
+grep -q '^ cgkill \[options\] ' <<<"$help"
+ok $? "--help has a usage line ' cgkill [options] ...'"
+[ "$(tail -n1 <<<"$help")" = "For more details see cgkill(1)." ]
+ok $? "--help ends with 'For more details see cgkill(1).'"
+grep -q '^Options:$' <<<"$help"
+ok $? "--help has an 'Options:' section"
+grep -qE '^ -h, --help +display this help$' <<<"$help" &&
+	grep -qE '^ -V, --version +display version$' <<<"$help"
+ok $? "--help lists -h and -V as util-linux does"
+# Option lines: " -x, --long ..." or "     --long ...".
+optlines=$(grep -E '^( -[[:alnum:]], --|     --)[a-z]' <<<"$help")
+help_long=$(grep -oE -- '--[a-z][a-z0-9-]*' <<<"$(cut -c1-30 <<<"$optlines")" | sed 's/^--//')
+help_short=$(sed -n 's/^ -\([[:alnum:]]\), --.*/\1/p' <<<"$optlines")
+[ "$(wc -l <<<"$help_long")" -ge 10 ]
+ok $? "--help lists options ($(wc -l <<<"$help_long") long ones)"
+# One option per line: no line holds two option names in the name column.
+doubled=$(grep -E '^ -[[:alnum:]], --[a-z-]+.* -[[:alnum:]], --' <<<"$optlines")
+[ -z "$doubled" ]
+ok $? "--help: one option a line" || diag "$doubled"
+
+# --- the option table of the command -------------------------------------
+cli_long=$(grep -oE '\{ "[a-z][a-z0-9-]*", (no|required|optional)_argument' cli/cgkill.c |
+	sed 's/^{ "\([^"]*\)".*/\1/')
+same_set "long options" "cgkill --help" "$help_long" "cli/cgkill.c longopts" "$cli_long"
+
+# --- cgkill(1) ------------------------------------------------------------
+page=$(render man/cgkill.1)
+[ -n "$page" ]
+ok $? "cgkill.1 renders"
+for s in NAME SYNOPSIS DESCRIPTION OPTIONS BACKENDS "GUARD RAILS" "EXIT STATUS" \
+	ENVIRONMENT FILES NOTES EXAMPLES "SEE ALSO"; do
+	grep -qx "$s" <<<"$page"
+	ok $? "cgkill.1 has a $s section"
+done
+opts=$(section "$page" OPTIONS)
+# Option tags sit at the first indentation level; descriptions are deeper.
+tags=$(grep -E '^ {7}-' <<<"$opts")
+man_long=$(grep -oE -- '--[a-z][a-z0-9-]*' <<<"$tags" | sed 's/^--//')
+man_short=$(sed -n 's/^ \{7\}-\([[:alnum:]]\), --.*/\1/p' <<<"$tags")
+same_set "long options" "cgkill --help" "$help_long" "cgkill(1) OPTIONS" "$man_long"
+same_set "short options" "cgkill --help" "$help_short" "cgkill(1) OPTIONS" "$man_short"
+
+# What the brief of the page promises, spelled as the code spells it.
+for backend in kernel freeze v1-freeze loop auto; do
+	grep -qE "^ {7}$backend\$|\b$backend\b" <<<"$(section "$page" BACKENDS)"
+	ok $? "cgkill.1 BACKENDS covers $backend"
+done
+for code in 0 1 2 3 4; do
+	grep -qE "^ {7}$code( |\$)" <<<"$(section "$page" "EXIT STATUS")"
+	ok $? "cgkill.1 EXIT STATUS lists $code"
+done
+exit_help=$(sed -n '/^Exit status:/,/^$/p' <<<"$help" | tr '\n' ' ')
+for code in 0 1 2 3 4; do
+	grep -q "$code " <<<"$exit_help"
+	ok $? "--help exit status lists $code too"
+done
+files=$(section "$page" FILES)
+for p in /etc/cgkill/protected /init.scope /system.slice /user.slice /machine.slice; do
+	grep -q -- "$p" <<<"$files"
+	ok $? "cgkill.1 FILES names $p"
+done
+grep -q CGKILL_PROTECTED <<<"$(section "$page" ENVIRONMENT)"
+ok $? "cgkill.1 ENVIRONMENT names CGKILL_PROTECTED"
+grep -q CGKILL_PROTECTED lib/*.c
+ok $? "CGKILL_PROTECTED is what the library reads"
+see=$(section "$page" "SEE ALSO")
+for ref in 'kill(1)' 'systemctl(1)' 'cgroups(7)' 'libcgkill(3)'; do
+	grep -qF "$ref" <<<"$see"
+	ok $? "cgkill.1 SEE ALSO has $ref"
+done
+# Each example command line uses only options that exist.
+bad=""
+while read -r line; do
+	for o in $(grep -oE -- ' --[a-z][a-z0-9-]*' <<<"$line"); do
+		grep -qx -- "${o#--}" <<<"$help_long" || bad="$bad $o"
+	done
+done < <(grep -E '^ +cgkill ' <<<"$(section "$page" EXAMPLES)")
+[ -z "$bad" ]
+ok $? "cgkill.1 EXAMPLES use existing options" || diag "unknown:$bad"
+# The version lives in cgkill.h only: the pages do not spell one.
+! grep -qE '^\.TH .*[0-9]+\.[0-9]+\.[0-9]+' man/cgkill.1 man/libcgkill.3
+ok $? "the man pages do not spell a version of their own"
+
+# --- usage errors, util-linux style ---------------------------------------
+err=$("$CGKILL" --no-such-option 2>&1 >/dev/null)
+rc=$?
+[ $rc -eq 2 ] && [ "$(tail -n1 <<<"$err")" = "Try 'cgkill --help' for more information." ]
+ok $? "unknown option: exit 2 and \"Try 'cgkill --help' for more information.\"" || diag "rc $rc: $err"
+err=$("$CGKILL" 2>&1 >/dev/null)
+rc=$?
+[ $rc -eq 2 ] && grep -q '^cgkill: ' <<<"$err" && grep -qF "Try 'cgkill --help'" <<<"$err"
+ok $? "no cgroup: exit 2, 'cgkill: ' message and the --help hint" || diag "rc $rc: $err"
+ver=$("$CGKILL" --version)
+[ "$ver" = "cgkill $(sed -n 's/^#define CGK_VERSION "\(.*\)"/\1/p' include/cgkill.h)" ]
+ok $? "--version prints 'cgkill CGK_VERSION' (got '$ver')"
+
+# --- libcgkill(3) ---------------------------------------------------------
+declared=$(sed -n 's/^[a-z].*[ *]\(cgk_[a-z0-9_]*\)(.*/\1/p' include/cgkill.h | sort -u)
+lib3=$(render man/libcgkill.3)
+name3=$(section "$lib3" NAME | grep -oE 'cgk_[a-z0-9_]+')
+syn3=$(section "$lib3" SYNOPSIS | grep -oE 'cgk_[a-z0-9_]+\(' | tr -d '(')
+same_set "functions" "cgkill.h" "$declared" "libcgkill(3) NAME" "$name3"
+same_set "functions" "cgkill.h" "$declared" "libcgkill(3) SYNOPSIS" "$syn3"
+# Every documented field of the options and the report exists.
+for f in $(grep -oE '^\.B[R]? "?(bool|int|unsigned|uint64_t|enum [a-z_]+|const char|char|struct [a-z_]+|void) \*?\(?\*?[a-z_]+' man/libcgkill.3 |
+	awk '{ print $NF }' | tr -d '*('); do
+	grep -qE "[ *(]$f(\[|;|\)| =|,)" include/cgkill.h
+	ok $? "libcgkill.3 field $f exists in cgkill.h"
+done
+# The example compiles against the built library.
+awk '/^\.EX/ { n++; ex = 1; next } /^\.EE/ { ex = 0; next } ex && n == 1' man/libcgkill.3 |
+	sed -e 's/\\e/\\/g' -e 's/\\-/-/g' >"$tmp/example.c"
+grep -q 'cgk_kill(' "$tmp/example.c"
+ok $? "libcgkill.3 has an example that calls cgk_kill()"
+check "the libcgkill.3 example compiles and links" \
+	${CC:-cc} -std=c11 -Wall -Wextra -Werror -pedantic $san -Iinclude -o "$tmp/example" \
+	"$tmp/example.c" "$build/libcgkill.a"
+out=$("$tmp/example" 2>&1)
+[ $? -eq 2 ] && grep -q usage <<<"$out"
+ok $? "the libcgkill.3 example runs (usage without arguments)"
+
+# --- bash completion ------------------------------------------------------
+check "completion/cgkill parses (bash -n)" bash -n completion/cgkill
+comp_long=$(grep -oE -- '--[a-z][a-z0-9-]*' completion/cgkill | sed 's/^--//' | sort -u)
+same_set "long options" "cgkill --help" "$help_long" "completion/cgkill" "$comp_long"
+if [ -r /usr/share/bash-completion/bash_completion ]; then
+	comp() {
+		bash -c '
+			. /usr/share/bash-completion/bash_completion
+			. completion/cgkill
+			COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+			COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
+			_cgkill cgkill "${COMP_WORDS[-1]}" "${COMP_WORDS[-2]}" 2>/dev/null
+			printf "%s\n" "${COMPREPLY[@]}"' comp "$@"
+	}
+	[ "$(PATH=$(dirname "$CGKILL"):$PATH comp cgkill --back)" = --backend ]
+	ok $? "completion: --back -> --backend"
+	[ "$(comp cgkill -b v1)" = v1-freeze ]
+	ok $? "completion: -b v1 -> v1-freeze"
+	[ "$(PATH=$(dirname "$CGKILL"):$PATH comp cgkill -s TER)" = TERM ]
+	ok $? "completion: -s TER -> TERM"
+	[ "$(PATH=$(dirname "$CGKILL"):$PATH comp cgkill --timeout 5s KI)" = KILL ]
+	ok $? "completion: --timeout 5s KI -> KILL"
+else
+	skip "bash-completion not installed (apt-get install bash-completion)"
+fi
+
+done_testing
