@@ -117,3 +117,5 @@ clean:
 
 .PHONY: all tests check check-asan check-deb demo bench fuzz install uninstall clean
 .DELETE_ON_ERROR:
+# Keep the test objects: they are not worth rebuilding on every run.
+.SECONDARY:

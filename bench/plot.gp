@@ -15,5 +15,5 @@ set xtics (100, 300, 1000, 3000, 10000)
 set xrange [70:14000]
 stats datafile using 1 nooutput
 plot for [i=0:STATS_blocks-1] datafile index i using 1:2:3:4 \
-	with yerrorlines pointsize 0.8 dashtype 1 + (i >= 5 && i <= 8) \
+	with yerrorlines pointsize 0.8 \
 	title columnheader(1)

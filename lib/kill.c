@@ -56,6 +56,17 @@ static bool freezes_self(const struct cgk_run *run, enum cgk_backend b)
 	return run->self_inside && (b == CGK_BACKEND_FREEZE || b == CGK_BACKEND_V1_FREEZE);
 }
 
+/* A signal is reported as sent once a backend has taken it on: not when
+ * none could, nor twice when one falls back to another. */
+static void record_signal(struct cgk_report *rep, int sig, enum cgk_backend b)
+{
+	rep->backend = b;
+	if (rep->n_signals < CGK_MAX_SIGNALS) {
+		rep->signals[rep->n_signals] = sig;
+		rep->backends[rep->n_signals++] = b;
+	}
+}
+
 static int send_signal(struct cgk_run *run, int sig)
 {
 	const struct cgk_options *opts = run->opts;
@@ -63,8 +74,6 @@ static int send_signal(struct cgk_run *run, int sig)
 	int r = -EOPNOTSUPP;
 
 	cgk_pidset_free(&run->done);
-	if (rep->n_signals < CGK_MAX_SIGNALS)
-		rep->signals[rep->n_signals++] = sig;
 
 	if (opts->backend != CGK_BACKEND_AUTO) {
 		const struct cgk_backend_ops *ops = backends[opts->backend];
@@ -77,7 +86,7 @@ static int send_signal(struct cgk_run *run, int sig)
 					" (it would freeze cgkill itself, which is inside)" :
 					sig != SIGKILL && opts->backend == CGK_BACKEND_KERNEL ?
 					" (it sends SIGKILL only)" : "");
-		rep->backend = opts->backend;
+		record_signal(rep, sig, opts->backend);
 		return ops->send(run, sig);
 	}
 
@@ -88,10 +97,16 @@ static int send_signal(struct cgk_run *run, int sig)
 		if (r == -EOPNOTSUPP)
 			continue;	/* not this kind of hierarchy or signal */
 		if (r >= 0) {
-			rep->backend = b;
+			enum cgk_backend prev = rep->backend;
+			unsigned n = rep->n_signals;
+
+			record_signal(rep, sig, b);
 			r = ops->send(run, sig);
 			if (r >= 0 || !can_fall_back(r))
 				return r;
+			/* It could not start: nothing was sent. */
+			rep->n_signals = n;
+			rep->backend = prev;
 			clear_error(rep);
 		}
 		if (rep->fell_back_from == CGK_BACKEND_AUTO) {
@@ -186,7 +201,6 @@ static int run_target(struct cgk_target *t, const struct cgk_options *opts,
 
 	start = cgk_now_ms();
 	r = send_signal(&run, opts->signal);
-	rep->backends[0] = rep->backend;
 	for (unsigned i = 0; r >= 0 && !run.self_seen && i < opts->n_escalations; i++) {
 		const struct cgk_escalation *e = &opts->escalations[i];
 
@@ -194,7 +208,6 @@ static int run_target(struct cgk_target *t, const struct cgk_options *opts,
 		if (r == 0)
 			break;
 		r = r == -ETIMEDOUT ? send_signal(&run, e->signal) : cgk_fail(&run, r, "cannot wait");
-		rep->backends[rep->n_signals - 1] = rep->backend;
 	}
 	rep->signal_ms = cgk_now_ms() - start;
 
@@ -206,9 +219,20 @@ static int run_target(struct cgk_target *t, const struct cgk_options *opts,
 	if (r >= 0 && !rep->emptied && opts->wait_ms) {
 		r = wait_empty(&run, cgk_now_ms() + opts->wait_ms);
 		if (r == -ETIMEDOUT) {
+			size_t hidden = 0;
+
 			cgk_tree_list(&run, &rep->survivors);
-			cgk_fail(&run, r, "%zu process(es) left after waiting %llu ms",
-				 rep->survivors.n, (unsigned long long)opts->wait_ms);
+			for (size_t i = 0; i < rep->survivors.n; i++)
+				hidden += rep->survivors.v[i].pid == 0;
+			/* PID 0 entries: say which backend would reach them. */
+			if (hidden && rep->backend != CGK_BACKEND_KERNEL)
+				cgk_fail(&run, r, "%zu process(es) left after waiting %llu ms, %zu of them "
+					 "outside our pid namespace: only the kernel backend "
+					 "(cgroup.kill, SIGKILL) reaches those",
+					 rep->survivors.n, (unsigned long long)opts->wait_ms, hidden);
+			else
+				cgk_fail(&run, r, "%zu process(es) left after waiting %llu ms",
+					 rep->survivors.n, (unsigned long long)opts->wait_ms);
 		} else if (r < 0) {
 			cgk_fail(&run, r, "cannot wait for the cgroup to empty");
 		}

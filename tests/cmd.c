@@ -266,7 +266,7 @@ char *json_eval(const char *text, const char *expr)
 		_exit(127);
 	}
 	close(fd);
-	st = c.pid > 0 ? sb_wait_reaped(c.pid, 20000) : -ECHILD;
+	st = c.pid > 0 ? sb_wait_reaped(c.pid, 60000) : -ECHILD;
 	if (st == -ETIMEDOUT)
 		kill(c.pid, SIGKILL);
 	res = slurp(c.out_path);

@@ -140,7 +140,9 @@ static void test_inner(void)
 		is_int(r, 0, "inner %s: cgk_kill returns 0 (%s)", bn, rep.message);
 		is_int(rep.unreachable, 0, "inner %s: nothing unreachable: their pids are visible to us", bn);
 		if (backends[b] != CGK_BACKEND_KERNEL)
-			is_int(rep.signalled, 2, "inner %s: both signalled", bn);
+			/* C may already be gone with its init when its turn comes. */
+			ok(rep.signalled >= 1 && rep.signalled <= 2, "inner %s: %u signalled (PID 1 first)",
+			   bn, rep.signalled);
 		ok(rep.emptied, "inner %s: emptied", bn);
 		for (int i = 0; i < 300 && (sb_alive(g) || sb_alive(c)); i++)
 			sb_sleep_ms(10);
@@ -275,6 +277,9 @@ static void test_outer(void)
 	unsigned dead = 0;
 	int r;
 
+	memset(&a, 0, sizeof(a));
+	for (int i = 0; i < 8; i++)
+		a.pidfds[i] = -1;
 	if (!sec_scene_start(&s, box, "outer"))
 		goto out;
 	for (int i = 0; i < N; i++)
@@ -289,7 +294,9 @@ static void test_outer(void)
 		for (int i = 0; i < N; i++)
 			v1pids[i] = sec_spawn(v1t, -1, NULL);
 	}
-	a = (struct outer_arg){ .target = s.target, .v1target = v1t, .n = N };
+	a.target = s.target;
+	a.v1target = v1t;
+	a.n = N;
 	for (int i = 0; i < N; i++)
 		a.pidfds[i] = (int)syscall(SYS_pidfd_open, pids[i], 0);
 	r = sec_child(outer_child, &a, &o, sizeof(o), 120000, NULL);

@@ -141,14 +141,16 @@ static unsigned count_alive(const pid_t *pids, unsigned n)
 	return k;
 }
 
-/* After a failed wait: what is left in dir (not recursive), and whether it
- * has a SIGKILL pending (signalled but not dying) or not (missed). */
-static void dump_left(const char *dir)
+/* What is left in dir (not recursive), and whether it has a SIGKILL
+ * pending (signalled, dying slowly) or not (missed: escaped the kill).
+ * Returns how many were missed. */
+static unsigned dump_left(const char *dir)
 {
 	char buf[65536], *save = NULL;
+	unsigned missed = 0;
 
 	if (sb_read(dir, "cgroup.procs", buf, sizeof(buf)) < 0)
-		return;
+		return 0;
 	for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		char pdir[64], st[4096], stat[512], wchan[64] = "", *p, *q;
 		unsigned long long pnd = 0, shd = 0;
@@ -163,9 +165,12 @@ static void dump_left(const char *dir)
 			shd = strtoull(p + 8, NULL, 16);
 		sb_read(pdir, "wchan", wchan, sizeof(wchan));
 		q = strrchr(stat, ')');
+		if (!((pnd | shd) & (1ULL << (SIGKILL - 1))))
+			missed++;
 		diag("left in %s: pid %s state %c wchan %s SIGKILL %s", dir, l, q ? q[2] : '?',
 		     wchan, (pnd | shd) & (1ULL << (SIGKILL - 1)) ? "pending" : "NOT pending");
 	}
+	return missed;
 }
 
 /* A scene: box/<name> holding a sentinel, its target T and a sibling S with
@@ -667,9 +672,9 @@ static bool bomb_round(enum bomb_kind kind, const char *box, const char *pd, uns
 	good = is_int(r, 0, "%s: cgk_kill returns 0", name);
 	good &= ok(rep.emptied, "%s: %d processes, emptied in %llu ms (signalled %u)", name, n,
 		   (unsigned long long)(sb_now_ms() - t0), rep.signalled);
+	/* Right away, before the check below gives them more time. */
+	good &= is_int(dump_left(target), 0, "%s: nothing left without a SIGKILL pending", name);
 	good &= is_int(sb_wait_empty(target, 1000), 0, "%s: target empty (own check)", name);
-	if (!good)
-		dump_left(target);
 	if (limiter)
 		good &= is_int(sb_wait_empty(limiter, 1000), 0, "%s: limiter empty", name);
 	if (kind == BOMB_LOOP_V1_PIDS)
@@ -758,8 +763,8 @@ static void test_freezing_bomb(const char *fz, const char *pd)
 	     settled, tries, worst);
 	t0 = sb_now_ms();
 	r = do_kill(s.target, CGK_BACKEND_V1_FREEZE, SIGKILL, DEADLINE_MS, &rep);
-	if (!is_int(r, 0, "%s: cgk_kill returns 0", name))
-		dump_left(s.target);
+	is_int(r, 0, "%s: cgk_kill returns 0", name);
+	is_int(dump_left(s.target), 0, "%s: nothing left without a SIGKILL pending", name);
 	ok(rep.emptied, "%s: emptied, %u signalled, in %llu ms", name, rep.signalled,
 	   (unsigned long long)(sb_now_ms() - t0));
 	ok(sb_now_ms() - t0 < 12000, "%s: bounded", name);

@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * PID reuse: a pid read from cgroup.procs can die and be given to an
+ * unrelated process before it is signalled. The library opens a pidfd and
+ * then confirms membership; this test tries hard to make the window count.
+ *
+ * The target is full of short-lived processes (each lives a few ms and is
+ * replaced at once), and a sibling cgroup is full of unrelated short-lived
+ * processes that record every USR1 and TERM they get. cgkill sends USR1 and
+ * TERM to the target many times through the freeze and loop backends; no
+ * recorder may ever be hit.
+ *
+ * Run twice: in our own pid namespace, and inside a child pid namespace
+ * whose pid_max is set to a few hundred (per-namespace pid_max, Linux 6.14+),
+ * where pids wrap around every few milliseconds.
+ *
+ * Then once more without pidfds (seccomp makes pidfd_open fail with ENOSYS,
+ * as on kernels before 5.3): the kill(2) fallback must still work; how often
+ * its documented race hits a bystander is only reported.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgkill.h"
+#include "internal.h"
+#include "sandbox.h"
+#include "secutil.h"
+#include "tap.h"
+
+#define MANAGERS 8		/* churning chains in the target */
+#define SPAWNERS 8		/* churning recorders in the sibling */
+#define NS_PID_MAX 348		/* pids 300..347 after the first wrap: reuse within ms */
+#define NAIVE_RUNS 100
+#define NAIVE_GAP_US 5000
+
+static char *box;
+static struct sec_hits hits;
+
+struct counters {
+	unsigned long forks_target, forks_sibling;
+};
+
+/* Fork a worker that lives 1-4 ms, reap it, again, forever. In the target
+ * the signals are ignored (the chains must go on); in the sibling every
+ * worker records what it gets. */
+static __attribute__((noreturn)) void churn(const char *cg, bool record, int hitfd,
+					    unsigned long *count)
+{
+	unsigned seed = (unsigned)getpid();
+
+	if (sb_join(cg) < 0)
+		_exit(2);
+	if (record) {
+		sec_hit_arm(hitfd);
+	} else {
+		signal(SIGUSR1, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+	}
+	for (;;) {
+		pid_t w = fork();
+
+		if (w == 0) {
+			struct timespec ts = { 0, (long)(rand_r(&seed) % (record ? 4000 : 2000)) * 1000L };
+
+			seed ^= (unsigned)getpid();
+			while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+				;
+			_exit(0);
+		}
+		if (w < 0) {
+			usleep(1000);
+			continue;
+		}
+		__atomic_add_fetch(count, 1, __ATOMIC_RELAXED);
+		while (waitpid(w, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+}
+
+static int start_world(const char *target, const char *sibling, struct counters *c)
+{
+	for (int i = 0; i < MANAGERS + SPAWNERS; i++) {
+		bool in_target = i < MANAGERS;
+		pid_t pid = sb_fork();
+
+		if (pid < 0)
+			return -errno;
+		if (pid == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			churn(in_target ? target : sibling, !in_target, hits.wr,
+			      in_target ? &c->forks_target : &c->forks_sibling);
+		}
+	}
+	return 0;
+}
+
+struct stats {
+	unsigned runs, errors, eagain;
+	unsigned long signalled;
+	uint64_t ms;
+	char first_error[256];
+};
+
+/* runs kills of the target: freeze and loop, USR1 and TERM, no waiting. */
+static void killer(const char *target, unsigned runs, struct stats *st)
+{
+	uint64_t t0 = sb_now_ms();
+
+	for (unsigned i = 0; i < runs; i++) {
+		struct cgk_options o = CGK_OPTIONS_INIT;
+		struct cgk_report rep;
+		int r;
+
+		o.backend = i % 2 ? CGK_BACKEND_LOOP : CGK_BACKEND_FREEZE;
+		o.signal = (i / 2) % 2 ? SIGTERM : SIGUSR1;
+		o.wait_ms = 0;
+		r = cgk_kill(target, &o, &rep);
+		st->runs++;
+		st->signalled += rep.signalled;
+		/* The loop backend may give up on a target that keeps forking
+		 * (bounded); that is its contract, not a failure here. */
+		if (r == -EAGAIN && o.backend == CGK_BACKEND_LOOP) {
+			st->eagain++;
+		} else if (r < 0) {
+			if (!st->errors++)
+				snprintf(st->first_error, sizeof(st->first_error), "%.250s", rep.message);
+		}
+		cgk_report_free(&rep);
+	}
+	st->ms = sb_now_ms() - t0;
+}
+
+static void report(const char *what, const struct stats *st, const struct counters *c)
+{
+	note("%s: %u runs in %llu ms, %lu signals sent, %u loop runs bounded (EAGAIN); "
+	     "%lu forks in the target, %lu in the sibling", what, st->runs,
+	     (unsigned long long)st->ms, st->signalled, st->eagain, c->forks_target, c->forks_sibling);
+	is_int(st->errors, 0, "%s: every run ends cleanly (%s)", what, st->first_error);
+	ok(st->signalled > 0, "%s: the churning target was signalled", what);
+}
+
+static bool no_hits(const char *what)
+{
+	int last = 0;
+	unsigned n;
+
+	sb_sleep_ms(50);
+	n = sec_hits_take(&hits, &last);
+	if (!is_int(n, 0, "%s: no process outside the target got a signal", what))
+		diag("    last signal: %d", last);
+	return n == 0;
+}
+
+/* ---- in our own pid namespace ---- */
+
+static void test_host(unsigned runs)
+{
+	struct sec_scene s;
+	struct counters *c = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct stats st = { 0 };
+
+	if (c == MAP_FAILED || !sec_scene_start(&s, box, "host"))
+		goto out;
+	if (!is_int(start_world(s.target, s.sibling, c), 0, "host: %d churning chains in the target, "
+		    "%d churning recorders in the sibling", MANAGERS, SPAWNERS))
+		goto out;
+	sb_sleep_ms(100);
+	killer(s.target, runs, &st);
+	report("host", &st, c);
+	no_hits("host");
+out:
+	sec_scene_end(&s);
+	if (c != MAP_FAILED)
+		munmap(c, 4096);
+}
+
+/* ---- inside a child pid namespace with a tiny pid range ---- */
+
+struct ns_arg {
+	const char *target, *sibling;
+	unsigned runs;
+	struct counters *c;
+};
+
+struct ns_out {
+	int setup, pid_max_set;
+	struct stats st;
+	pid_t last_pid;
+	unsigned hits, naive_hits, naive_signals;
+};
+
+/*
+ * The positive control: what cgkill must not do. Read the list, wait a
+ * moment, open pidfds and signal, without confirming membership. With the
+ * churn above this hits bystanders, which shows that the scene can catch a
+ * stray signal at all.
+ */
+static void naive(const char *target, int sig, unsigned runs, unsigned gap_us, unsigned *signals)
+{
+	static char buf[1 << 16];
+
+	for (unsigned i = 0; i < runs; i++) {
+		ssize_t n = sb_read(target, "cgroup.procs", buf, sizeof(buf));
+		char *l = buf, *e;
+
+		if (n <= 0)
+			continue;
+		usleep(gap_us);
+		for (pid_t pid; (pid = (pid_t)strtol(l, &e, 10)), e != l; l = e) {
+			int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+			if (fd >= 0) {
+				*signals += syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0) == 0;
+				close(fd);
+			}
+		}
+	}
+}
+
+static void ns_child(void *argp, void *outp)
+{
+	struct ns_arg *a = argp;
+	struct ns_out *o = outp;
+	int p[2];
+	pid_t g;
+
+	if (unshare(CLONE_NEWPID | CLONE_NEWNS) < 0 || pipe(p) < 0) {
+		o->setup = -errno;
+		return;
+	}
+	g = fork();
+	if (g == 0) {
+		struct ns_out res = { 0 };
+		char buf[16];
+
+		close(p[0]);
+		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+			res.setup = -errno;
+			goto done;
+		}
+		snprintf(buf, sizeof(buf), "%d", NS_PID_MAX);
+		res.pid_max_set = sb_write("/proc/sys/kernel", "pid_max", buf);
+		if (start_world(a->target, a->sibling, a->c) < 0) {
+			res.setup = -errno;
+			goto done;
+		}
+		sb_sleep_ms(100);
+		killer(a->target, a->runs, &res.st);
+		sb_sleep_ms(50);
+		res.hits = sec_hits_take(&hits, NULL);
+		naive(a->target, SIGUSR1, NAIVE_RUNS, NAIVE_GAP_US, &res.naive_signals);
+		sb_sleep_ms(50);
+		res.naive_hits = sec_hits_take(&hits, NULL);
+		res.last_pid = fork();
+		if (res.last_pid == 0)
+			_exit(0);
+done:
+		if (write(p[1], &res, sizeof(res)) < 0)
+			_exit(1);
+		_exit(0);	/* the namespace and its processes go with us */
+	}
+	close(p[1]);
+	if (g < 0 || read(p[0], o, sizeof(*o)) != sizeof(*o))
+		o->setup = -EIO;
+	waitpid(g, NULL, 0);
+}
+
+static void test_small_ns(unsigned runs)
+{
+	struct sec_scene s;
+	struct counters *c = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct ns_arg a;
+	struct ns_out o;
+	int r;
+
+	if (c == MAP_FAILED || !sec_scene_start(&s, box, "smallns"))
+		goto out;
+	a = (struct ns_arg){ .target = s.target, .sibling = s.sibling, .runs = runs, .c = c };
+	r = sec_child(ns_child, &a, &o, sizeof(o), 280000, NULL);
+	if (!is_int(r, 0, "smallns: the namespace reports"))
+		goto out;
+	if (o.setup < 0) {
+		skip("smallns: cannot make a pid namespace with its own /proc: %s", strerror(-o.setup));
+		goto out;
+	}
+	if (o.pid_max_set < 0)
+		note("smallns: pid_max is not per namespace here (%s): the full range is used",
+		     strerror(-o.pid_max_set));
+	else
+		ok(c->forks_target + c->forks_sibling > 10 * (NS_PID_MAX - 300),
+		   "smallns: pid_max %d: pids wrapped around many times (%lu forks, last pid %d)",
+		   NS_PID_MAX, c->forks_target + c->forks_sibling, (int)o.last_pid);
+	report("smallns", &o.st, c);
+	is_int(o.hits, 0, "smallns: no process outside the target got a signal from cgkill");
+	note("smallns: positive control: a naive signaller (list, %d us gap, pidfd, no membership "
+	     "check) sent %u signals and hit %u bystanders", NAIVE_GAP_US, o.naive_signals,
+	     o.naive_hits);
+	ok(o.naive_hits > 0, "smallns: the scene does catch stray signals (the naive signaller's)");
+	no_hits("smallns (late)");
+out:
+	sec_scene_end(&s);
+	if (c != MAP_FAILED)
+		munmap(c, 4096);
+}
+
+/* ---- without pidfds: the kill(2) fallback of kernels before 5.3 ---- */
+
+static int deny_pidfds(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_open, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_send_signal, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+		return -errno;
+	return syscall(SYS_pidfd_open, getpid(), 0) < 0 && errno == ENOSYS ? 0 : -EPROTO;
+}
+
+struct nopidfd_arg {
+	const char *target, *churn_target;
+	unsigned runs;
+};
+
+struct nopidfd_out {
+	int seccomp, r_quiet;
+	unsigned signalled_quiet;
+	struct stats st;
+};
+
+static void nopidfd_child(void *argp, void *outp)
+{
+	struct nopidfd_arg *a = argp;
+	struct nopidfd_out *o = outp;
+	struct cgk_options opts = CGK_OPTIONS_INIT;
+	struct cgk_report rep;
+
+	o->seccomp = deny_pidfds();
+	if (o->seccomp < 0)
+		return;
+	opts.backend = CGK_BACKEND_FREEZE;
+	opts.wait_ms = 5000;
+	o->r_quiet = cgk_kill(a->target, &opts, &rep);
+	o->signalled_quiet = rep.signalled;
+	cgk_report_free(&rep);
+	killer(a->churn_target, a->runs, &o->st);
+}
+
+static void test_nopidfd(unsigned runs)
+{
+	struct sec_scene s;
+	struct counters *c = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct nopidfd_arg a;
+	struct nopidfd_out o;
+	char *quiet = NULL, *churner = NULL;
+	pid_t pids[5];
+	unsigned killed = 0;
+	int r;
+
+	if (c == MAP_FAILED || !sec_scene_start(&s, box, "nopidfd"))
+		goto out;
+	quiet = sb_mkdir(s.target, "quiet");
+	churner = sb_mkdir(s.target, "churn");
+	if (!quiet || !churner || sb_spawn_n(5, SB_SLEEP, NULL, quiet, pids) < 0 ||
+	    !ok(start_world(churner, s.sibling, c) == 0, "nopidfd: sleepers, churners and recorders"))
+		goto out;
+	sb_sleep_ms(100);
+	a = (struct nopidfd_arg){ .target = quiet, .churn_target = churner, .runs = runs };
+	r = sec_child(nopidfd_child, &a, &o, sizeof(o), 280000, NULL);
+	if (!is_int(r, 0, "nopidfd: the child reports"))
+		goto out;
+	if (o.seccomp < 0) {
+		skip("nopidfd: cannot deny pidfd_open with seccomp here: %s", strerror(-o.seccomp));
+		goto out;
+	}
+	is_int(o.r_quiet, 0, "nopidfd: without pidfds, cgk_kill falls back to checked kill(2)");
+	is_int(o.signalled_quiet, 5, "nopidfd: 5 signalled");
+	for (int i = 0; i < 5; i++)
+		killed += sb_killed_by(pids[i], SIGKILL, 3000);
+	is_int(killed, 5, "nopidfd: the 5 sleepers died of KILL");
+	note("nopidfd: %u runs against churn, %lu signals, %u bystander hits (the documented race "
+	     "of kernels without pidfds)", o.st.runs, o.st.signalled, sec_hits_take(&hits, NULL));
+	is_int(o.st.errors, 0, "nopidfd: every run against churn ends cleanly (%s)", o.st.first_error);
+out:
+	free(quiet);
+	free(churner);
+	sec_scene_end(&s);
+	if (c != MAP_FAILED)
+		munmap(c, 4096);
+}
+
+int main(void)
+{
+	const char *env = getenv("CGKILL_PIDREUSE_RUNS");
+	unsigned runs = env && atoi(env) > 0 ? (unsigned)atoi(env) : 500;
+
+	sb_init(900);
+	sb_require_root();
+	no_plan();
+	if (!sb_mount(SB_V2))
+		skip_all("no cgroup v2 mount");
+	box = sb_create(SB_V2);
+	if (!box || sec_hits_open(&hits) < 0)
+		bail_out("cannot create a sandbox: %s", strerror(errno));
+	note("sandbox %s, %u runs per scene (CGKILL_PIDREUSE_RUNS)", box, runs);
+
+	test_host(runs);
+	test_small_ns(runs);
+	test_nopidfd(runs / 4);
+
+	ok(sb_destroy(box) == 0, "sandbox removed");
+	free(box);
+	return done_testing();
+}
