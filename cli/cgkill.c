@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* cgkill: kill every process in a cgroup and its descendants. Options,
  * messages and exit codes; the work is done by libcgkill. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -336,7 +337,7 @@ int main(int argc, char **argv)
 			long pid = strtol(optarg, &end, 10);
 			int r;
 
-			if (!*optarg || *end || pid <= 0 || pid > INT32_MAX)
+			if (!isdigit((unsigned char)*optarg) || *end || pid <= 0 || pid > INT32_MAX)
 				usage_error("invalid pid: %s", optarg);
 			r = cgk_cgroup_of_pid((pid_t)pid, path, sizeof(path));
 			if (r < 0) {
