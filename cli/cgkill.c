@@ -393,6 +393,9 @@ int main(int argc, char **argv)
 	}
 	while (optind < argc)
 		targets[n_targets++] = strdup(argv[optind++]);
+	for (size_t i = 0; i < n_targets; i++)
+		if (!targets[i])
+			return EXIT_ERROR;
 	if (!n_targets)
 		usage_error("no cgroup specified");
 	/* Waiting is the default for KILL and for escalations; a graceful
@@ -407,8 +410,11 @@ int main(int argc, char **argv)
 	const struct cgk_report **list = calloc(n_targets, sizeof(*list));
 	int worst = EXIT_DONE;
 
-	if (!reports || !list)
+	if (!reports || !list) {
+		free(reports);
+		free(list);
 		return EXIT_ERROR;
+	}
 	for (size_t i = 0; i < n_targets; i++) {
 		int r = cgk_kill(targets[i], &cli.opts, &reports[i]);
 		int status = exit_status(&reports[i], r);

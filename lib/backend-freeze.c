@@ -13,7 +13,7 @@
 #include "internal.h"
 
 #define FREEZE_WAIT_MS 1000
-#define MAX_PASSES 1000
+#define SEND_BUDGET_MS 10000
 
 static int freeze_probe(struct cgk_run *run, int sig)
 {
@@ -26,22 +26,25 @@ static int freeze_probe(struct cgk_run *run, int sig)
 }
 
 /* Wait, bounded, for "frozen 1"; tasks in D state or forking can delay it.
- * A freeze that does not settle is not an error: the passes go on. */
-static void wait_frozen(int cgfd)
+ * A freeze that does not settle is not an error: the passes go on, and go
+ * on after the thaw too. */
+static bool wait_frozen(int cgfd)
 {
 	_cleanup_close_ int fd = openat(cgfd, "cgroup.events", O_RDONLY | O_CLOEXEC);
 	uint64_t deadline = cgk_now_ms() + FREEZE_WAIT_MS;
+	int frozen;
 
 	if (fd < 0)
-		return;
-	while (cgk_events_value(fd, "frozen") == 0) {
+		return false;
+	while ((frozen = cgk_events_value(fd, "frozen")) == 0) {
 		struct pollfd pfd = { .fd = fd, .events = POLLPRI };
 		uint64_t now = cgk_now_ms();
 
 		if (now >= deadline)
-			return;
+			return false;
 		poll(&pfd, 1, (int)(deadline - now));
 	}
+	return frozen == 1;
 }
 
 static int freeze_send(struct cgk_run *run, int sig)
@@ -49,7 +52,8 @@ static int freeze_send(struct cgk_run *run, int sig)
 	_cleanup_free_ char *old = NULL;
 	int r = cgk_read_file_at(run->t->fd, "cgroup.freeze", &old, NULL);
 	bool was_frozen = r == 0 && old[0] == '1';
-	unsigned fresh = 0, passes = 0;
+	uint64_t deadline = cgk_now_ms() + SEND_BUDGET_MS;
+	bool settled;
 
 	if (r < 0)
 		return cgk_fail(run, r, "cannot read cgroup.freeze");
@@ -58,11 +62,8 @@ static int freeze_send(struct cgk_run *run, int sig)
 		if (r < 0)
 			return cgk_fail(run, r, "cannot freeze the cgroup");
 	}
-	wait_frozen(run->t->fd);
-
-	do
-		r = cgk_signal_pass(run, sig, &fresh);
-	while (r >= 0 && fresh && ++passes < MAX_PASSES);
+	settled = wait_frozen(run->t->fd);
+	r = cgk_loop_passes(run, sig, deadline, false);
 
 	/* Thaw on every path; a cgroup the user had frozen stays frozen. */
 	if (!was_frozen) {
@@ -71,8 +72,9 @@ static int freeze_send(struct cgk_run *run, int sig)
 		if (t < 0 && r >= 0)
 			r = cgk_fail(run, t, "cannot thaw the cgroup");
 	}
-	if (r >= 0 && fresh)
-		r = cgk_fail(run, -EAGAIN, "processes kept appearing after %u passes", passes);
+	/* Not all frozen: a dying parent may have forked after its pass. */
+	if (r >= 0 && !settled)
+		r = cgk_loop_passes(run, sig, deadline, true);
 	return r;
 }
 

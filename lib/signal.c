@@ -170,6 +170,8 @@ static int pass_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg)
 			r = cgk_pidvec_push(&fresh, listed.v[i]);
 	}
 	batch = fresh.n < run->batch ? fresh.n : run->batch;
+	if (!batch)
+		batch = 1;
 	if (r >= 0 && batch && !(pidfds = malloc(batch * sizeof(*pidfds))))
 		r = -ENOMEM;
 	for (size_t i = 0; r >= 0 && i < fresh.n; i += batch) {
