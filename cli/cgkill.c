@@ -255,6 +255,25 @@ static void tell(const struct cli *cli, const struct cgk_report *rep, int r)
 }
 
 /* Every target string is owned: --pid ones are made here. */
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+	interrupted = sig;
+}
+
+/* Ctrl-C, SIGTERM or SIGHUP end a wait early; the freeze and signal phase
+ * of a target runs to its end, so nothing is left frozen or clamped. */
+static void catch_interrupts(void)
+{
+	struct sigaction sa = { .sa_handler = on_interrupt };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
 static void free_targets(char ***targets)
 {
 	for (char **t = *targets; t && *t; t++)
@@ -310,12 +329,19 @@ int main(int argc, char **argv)
 			if (cgk_backend_from_name(optarg, &cli.opts.backend) < 0)
 				usage_error("unknown backend: %s (auto, kernel, freeze, v1-freeze, loop)", optarg);
 			break;
-		case 'w':
+		case 'w': {
+			uint64_t ms;
+
+			/* "-w 5s" would make 5s a cgroup to kill: say how to write it. */
+			if (!optarg && optind < argc && cgk_parse_duration(argv[optind], &ms) == 0)
+				usage_error("a duration goes with the option: -w%s or --wait=%s",
+					    argv[optind], argv[optind]);
 			cli.wait_set = true;
 			cli.opts.wait_ms = optarg ? parse_duration(optarg) : 10000;
 			if (!cli.opts.wait_ms)
 				usage_error("--wait needs a duration above 0; use --no-wait not to wait");
 			break;
+		}
 		case OPT_NO_WAIT:
 			cli.wait_set = true;
 			cli.opts.wait_ms = 0;
@@ -409,13 +435,16 @@ int main(int argc, char **argv)
 	struct cgk_report *reports = calloc(n_targets, sizeof(*reports));
 	const struct cgk_report **list = calloc(n_targets, sizeof(*list));
 	int worst = EXIT_DONE;
+	size_t handled = 0;
 
 	if (!reports || !list) {
 		free(reports);
 		free(list);
 		return EXIT_ERROR;
 	}
-	for (size_t i = 0; i < n_targets; i++) {
+	catch_interrupts();
+	cli.opts.cancel = &interrupted;
+	for (size_t i = 0; i < n_targets && !interrupted; i++, handled++) {
 		int r = cgk_kill(targets[i], &cli.opts, &reports[i]);
 		int status = exit_status(&reports[i], r);
 
@@ -424,12 +453,14 @@ int main(int argc, char **argv)
 			worst = status;
 		list[i] = &reports[i];
 	}
-	if (cli.json && cgk_report_json(list, n_targets, stdout) < 0) {
+	if (cli.json && cgk_report_json(list, handled, stdout) < 0) {
 		fprintf(stderr, "cgkill: cannot write the JSON report\n");
 		worst = EXIT_ERROR;
 	}
-	for (size_t i = 0; i < n_targets; i++)
+	for (size_t i = 0; i < handled; i++)
 		cgk_report_free(&reports[i]);
+	if (interrupted)
+		worst = 128 + interrupted;
 	free(reports);
 	free(list);
 	return worst;

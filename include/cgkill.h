@@ -78,6 +78,10 @@ struct cgk_options {
 	void (*progress)(const char *path, unsigned left, uint64_t waited_ms,
 			 void *userdata);
 	void *userdata;
+	/* If set, waits give up with -ECANCELED once *cancel is non-zero (a
+	 * signal handler sets it). Freezing and signalling are never cut short:
+	 * they are bounded and always thaw. */
+	volatile sig_atomic_t *cancel;
 };
 
 #define CGK_OPTIONS_INIT                                                      \

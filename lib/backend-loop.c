@@ -8,7 +8,7 @@
  * controller enabled above it) it is clamped to 0 while the passes run, so a
  * fork bomb cannot grow; the limit is hierarchical, so the clamp on the
  * target bounds the whole subtree. The old value is put back on every path.
- * The clamp applies to every signal: it lasts only as long as the passes.
+ * The clamp is for SIGKILL only: a graceful signal must not break forks.
  *
  * Without a freezer a SIGKILLed process can finish a fork it had started
  * after its pass read the list, and the child shows up in cgroup.procs a
@@ -68,8 +68,8 @@ static int live_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg)
 	struct cgk_pidvec pids = { 0 };
 	int r = cgk_read_procs(cgfd, &pids);
 
-	(void)rel;
-	if (r == -ENOENT)
+	/* Vanished, or a threaded child: its domain lists its processes. */
+	if (r == -ENOENT || (r == -EOPNOTSUPP && *rel))
 		return 0;
 	for (size_t i = 0; r >= 0 && i < pids.n; i++) {
 		if (pids.v[i] == 0 || pids.v[i] == live->self)
@@ -207,7 +207,10 @@ static int loop_send(struct cgk_run *run, int sig)
 	uint64_t deadline = cgk_now_ms() + LOOP_BUDGET_MS;
 	int r;
 
-	(void)clamp_set(&clamp);
+	/* Only a kill needs the tree to stop growing; a HUP meant as a
+	 * reload must not make the service's fork() fail meanwhile. */
+	if (sig == SIGKILL)
+		(void)clamp_set(&clamp);
 	r = cgk_loop_passes(run, sig, deadline, true);
 	int t = clamp_restore(&clamp);
 	if (t < 0 && r >= 0)

@@ -96,11 +96,12 @@ static int thaw_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg)
 
 	(void)run;
 	(void)rel;
-	if (s == THAWED || s == -ENOENT)
+	/* ENOENT, or ENODEV through a file opened before: removed meanwhile. */
+	if (s == THAWED || s == -ENOENT || s == -ENODEV)
 		return 0;
 	if (s >= 0)
 		s = cgk_write_file_at(cgfd, "freezer.state", "THAWED");
-	if (s < 0 && s != -ENOENT && *err == 0)
+	if (s < 0 && s != -ENOENT && s != -ENODEV && *err == 0)
 		*err = s;
 	return 0;
 }

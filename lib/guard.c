@@ -4,6 +4,7 @@
 #include <fnmatch.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 
@@ -13,20 +14,67 @@ static const char *const default_protected[] = {
 	"/init.scope", "/system.slice", "/user.slice", "/machine.slice", NULL,
 };
 
-/* Is the process pid in the target's subtree, on the target's hierarchy? */
-static bool holds(struct cgk_run *run, const char *pid)
+struct inside {
+	bool self, init, unknown;
+};
+
+static int inside_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg)
+{
+	struct inside *in = arg;
+	struct cgk_pidvec pids = { 0 };
+	int r = cgk_read_procs(cgfd, &pids);
+
+	if (r == -ENOENT || (r == -EOPNOTSUPP && *rel))
+		return 0;
+	for (size_t i = 0; r >= 0 && i < pids.n; i++) {
+		in->self |= pids.v[i] == run->self;
+		in->init |= pids.v[i] == 1;
+	}
+	cgk_pidvec_free(&pids);
+	return r;
+}
+
+/* Where is pid on the target's hierarchy, by /proc/PID/cgroup: 1 inside
+ * the subtree, 0 outside, -errno if that cannot be told. */
+static int pid_in_subtree(struct cgk_run *run, const char *pid)
 {
 	_cleanup_free_ char *buf = NULL;
 	char name[64], path[4096];
 	size_t len = strlen(run->t->rel);
+	int r;
 
 	snprintf(name, sizeof(name), "%s/cgroup", pid);
-	if (cgk_read_file_at(run->procfd, name, &buf, NULL) < 0)
-		return false;
-	if (cgk_parse_proc_cgroup(buf, run->t->version == 2 ? NULL : run->t->mount.controllers,
-				  path, sizeof(path)) < 0)
-		return false;
+	r = cgk_read_file_at(run->procfd, name, &buf, NULL);
+	if (r >= 0)
+		r = cgk_parse_proc_cgroup(buf, run->t->version == 2 ? NULL : run->t->mount.controllers,
+					  path, sizeof(path));
+	if (r < 0)
+		return r;
 	return strncmp(path, run->t->rel, len) == 0 && (path[len] == '\0' || path[len] == '/');
+}
+
+/* Does the subtree hold cgkill itself or PID 1? Paths compare cheaply, but
+ * only when they are comparable: a mount from outside our cgroup namespace
+ * ("/.." roots) or an unreadable /proc falls back to looking for the pids
+ * in the subtree's own lists; if that fails too, assume the worst. */
+static void find_inside(struct cgk_run *run, struct inside *in)
+{
+	int self = -EINVAL, init = -EINVAL;
+
+	if (strncmp(run->t->rel, "/..", 3) != 0) {
+		self = pid_in_subtree(run, "self");
+		init = pid_in_subtree(run, "1");
+	}
+	if (self >= 0 && init >= 0) {
+		in->self = self;
+		in->init = init;
+		return;
+	}
+	*in = (struct inside){ 0 };
+	if (cgk_tree_walk(run, inside_visit, in) < 0) {
+		in->unknown = true;
+		run->rep->error = 0;	/* the refusal tells the story */
+	}
 }
 
 static bool matches(const char *glob, const char *rel)
@@ -34,16 +82,58 @@ static bool matches(const char *glob, const char *rel)
 	return fnmatch(glob, rel, FNM_PATHNAME) == 0;
 }
 
-static int check_protected(struct cgk_run *run)
+/* Is the target, or a cgroup below it, protected by glob? */
+static bool protects(struct cgk_run *run, const char *glob)
+{
+	const char *rel = run->t->rel;
+	size_t len = strlen(rel);
+
+	if (matches(glob, rel))
+		return true;
+	if (strncmp(glob, rel, len) != 0 || glob[len] != '/')
+		return false;
+	/* Below the target: a literal name counts if it exists; a pattern
+	 * could match something, so it counts. */
+	glob += len + 1;
+	return strpbrk(glob, "*?[") || faccessat(run->t->fd, glob, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* The protected list: a regular file of at most 1 MiB (symlinks are fine
+ * here: config management makes them). */
+static int read_list(const char *file, char **buf)
+{
+	_cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if (st.st_size > (1 << 20))
+		return -EFBIG;
+	*buf = calloc(1, (size_t)st.st_size + 1);
+	if (!*buf)
+		return -ENOMEM;
+	n = read(fd, *buf, (size_t)st.st_size);
+	return n < 0 ? -errno : 0;
+}
+
+/* 1 and the matching glob if protected, 0 if not, -errno. */
+static int check_protected(struct cgk_run *run, char *which, size_t size)
 {
 	const char *file = run->opts->protected_file ?: secure_getenv("CGKILL_PROTECTED") ?: PROTECTED_FILE;
 	_cleanup_free_ char *buf = NULL;
-	int r = cgk_read_file_at(AT_FDCWD, file, &buf, NULL);
+	int r = read_list(file, &buf);
 
 	if (r == -ENOENT && !run->opts->protected_file) {
 		for (const char *const *g = default_protected; *g; g++)
-			if (matches(*g, run->t->rel))
+			if (protects(run, *g)) {
+				snprintf(which, size, "%s", *g);
 				return 1;
+			}
 		return 0;
 	}
 	if (r < 0)
@@ -56,15 +146,16 @@ static int check_protected(struct cgk_run *run)
 		line[strcspn(line, "\r")] = '\0';
 		if (!*line || *line == '#')
 			continue;
-		if (matches(line, run->t->rel))
-			return 1;
 		/* Trailing blanks are an easy slip in a safety list: match
-		 * without them too (fail closed). */
+		 * with and without them (fail closed). */
+		bool hit = protects(run, line);
 		n = strlen(line);
 		while (n && (line[n - 1] == ' ' || line[n - 1] == '\t'))
 			line[--n] = '\0';
-		if (n && matches(line, run->t->rel))
+		if (hit || (n && protects(run, line))) {
+			snprintf(which, size, "%s", line);
 			return 1;
+		}
 	}
 	return 0;
 }
@@ -78,25 +169,36 @@ static int refuse(struct cgk_run *run, enum cgk_guard guard, const char *why)
 int cgk_guard_check(struct cgk_run *run)
 {
 	bool force = run->opts->flags & CGK_FORCE;
+	struct inside in;
+	char which[256];
 	int r;
 
 	if (run->t->is_root)
 		return refuse(run, CGK_GUARD_ROOT, "refusing to kill the root cgroup of a hierarchy");
+	find_inside(run, &in);
 	/* Known with --force too: a freezer backend would freeze us. */
-	run->self_inside = holds(run, "self");
-	if (!force && run->self_inside)
+	run->self_inside = in.self || in.unknown;
+	if (!force && in.unknown)
+		return refuse(run, CGK_GUARD_SELF,
+			      "cannot tell whether this cgroup holds cgkill itself or PID 1 (--force overrides)");
+	if (!force && in.self)
 		return refuse(run, CGK_GUARD_SELF,
 			      "refusing to kill a cgroup that holds cgkill itself (--force overrides)");
-	if (!force && holds(run, "1"))
+	if (!force && in.init)
 		return refuse(run, CGK_GUARD_PID1,
 			      "refusing to kill a cgroup that holds PID 1 (--force overrides)");
 	if (!force) {
-		r = check_protected(run);
+		r = check_protected(run, which, sizeof(which));
 		if (r < 0)
 			return r;
-		if (r > 0)
-			return refuse(run, CGK_GUARD_PROTECTED,
-				      "refusing to kill a protected cgroup (--force overrides)");
+		if (r > 0) {
+			char why[384];
+
+			snprintf(why, sizeof(why),
+				 "refusing to kill a protected cgroup or one that contains it (%s; --force overrides)",
+				 which);
+			return refuse(run, CGK_GUARD_PROTECTED, why);
+		}
 	}
 	return 0;
 }

@@ -124,6 +124,8 @@ int cgk_tree_walk(struct cgk_run *run, cgk_visit_fn fn, void *arg);
 /* Read cgroup.procs of cgfd to EOF; -ENOENT if the cgroup vanished,
  * -EOPNOTSUPP in a threaded cgroup. */
 int cgk_read_procs(int cgfd, struct cgk_pidvec *out);
+/* The same for another list of ids in the cgroup ("tasks" on v1). */
+int cgk_read_pid_file(int cgfd, const char *name, struct cgk_pidvec *out);
 /* Count processes left in the subtree (PID 0 entries included). */
 int cgk_tree_count(struct cgk_run *run, unsigned *procs, unsigned *cgroups);
 /* List the processes of the subtree, with comm and state. */

@@ -98,13 +98,15 @@ static int send_signal(struct cgk_run *run, int sig)
 			continue;	/* not this kind of hierarchy or signal */
 		if (r >= 0) {
 			enum cgk_backend prev = rep->backend;
-			unsigned n = rep->n_signals;
+			unsigned n = rep->n_signals, touched = rep->signalled + rep->not_permitted;
 
 			record_signal(rep, sig, b);
 			r = ops->send(run, sig);
-			if (r >= 0 || !can_fall_back(r))
+			/* Fall back only when it could not start: once a process
+			 * was signalled, the failure is the answer. */
+			if (r >= 0 || !can_fall_back(r) ||
+			    rep->signalled + rep->not_permitted != touched)
 				return r;
-			/* It could not start: nothing was sent. */
 			rep->n_signals = n;
 			rep->backend = prev;
 			clear_error(rep);
@@ -142,6 +144,14 @@ static int check_threaded(struct cgk_run *run)
 	return 0;
 }
 
+/* Now plus ms, saturating: UINT64_MAX means "no deadline". */
+static uint64_t deadline_after(uint64_t ms)
+{
+	uint64_t now = cgk_now_ms();
+
+	return ms > UINT64_MAX - now ? UINT64_MAX : now + ms;
+}
+
 static int wait_empty(struct cgk_run *run, uint64_t deadline)
 {
 	int r;
@@ -150,6 +160,8 @@ static int wait_empty(struct cgk_run *run, uint64_t deadline)
 	r = cgk_wait_empty(run, deadline);
 	if (r == 0)
 		run->rep->emptied = true;
+	else if (r == -ECANCELED)
+		cgk_fail(run, r, "interrupted while waiting for the cgroup to empty");
 	return r;
 }
 
@@ -204,7 +216,7 @@ static int run_target(struct cgk_target *t, const struct cgk_options *opts,
 	for (unsigned i = 0; r >= 0 && !run.self_seen && i < opts->n_escalations; i++) {
 		const struct cgk_escalation *e = &opts->escalations[i];
 
-		r = wait_empty(&run, cgk_now_ms() + e->after_ms);
+		r = wait_empty(&run, deadline_after(e->after_ms));
 		if (r == 0)
 			break;
 		r = r == -ETIMEDOUT ? send_signal(&run, e->signal) : cgk_fail(&run, r, "cannot wait");
@@ -217,7 +229,7 @@ static int run_target(struct cgk_target *t, const struct cgk_options *opts,
 		goto out;
 	}
 	if (r >= 0 && !rep->emptied && opts->wait_ms) {
-		r = wait_empty(&run, cgk_now_ms() + opts->wait_ms);
+		r = wait_empty(&run, deadline_after(opts->wait_ms));
 		if (r == -ETIMEDOUT) {
 			size_t hidden = 0;
 

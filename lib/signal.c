@@ -122,7 +122,10 @@ static int signal_batch(struct cgk_run *run, struct pass *pass, int cgfd, const 
 		if (pidfds[i] < 0)
 			pidfds[i] = -errno;
 	}
-	r = cgk_read_procs(cgfd, &again);
+	/* On v1 cgroup.procs lists a process when any one of its threads is
+	 * in the cgroup; a process-directed signal must need its leader there
+	 * (the leader's tid is the pid), so v1 confirms against "tasks". */
+	r = cgk_read_pid_file(cgfd, run->t->version == 1 ? "tasks" : "cgroup.procs", &again);
 	if (r == -ENOENT)
 		r = 0;
 	cgk_pidvec_sort(&again);

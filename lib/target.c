@@ -172,8 +172,13 @@ int cgk_target_open(const char *path, struct cgk_target *t, char *msg, size_t ms
 		if (mounts[i].version == 2 && !v2)
 			v2 = mounts[i].path;
 	}
-	/* Not inside a cgroup mount: a path as /proc/PID/cgroup shows it. */
+	/* Not inside a cgroup mount: a path as /proc/PID/cgroup shows it,
+	 * which must stay below the v2 mount. */
 	if (!inside) {
+		if (strcmp(path, "..") == 0 || strncmp(path, "../", 3) == 0 || strstr(path, "/../") ||
+		    (strlen(path) >= 3 && strcmp(path + strlen(path) - 3, "/..") == 0))
+			return errmsg(msg, msgsize, -EINVAL, path,
+				      "a path relative to the cgroup v2 mount may not contain \"..\"");
 		if (!v2)
 			return errmsg(msg, msgsize, -ENOENT, path,
 				      "not inside a cgroup mount, and no cgroup v2 mount to resolve it against");
@@ -251,6 +256,9 @@ CGK_EXPORT int cgk_cgroup_of_pid(pid_t pid, char *buf, size_t size)
 	r = cgk_parse_proc_cgroup(text, NULL, path, sizeof(path));
 	if (r < 0)
 		return r;
+	/* "/.." paths name a cgroup outside our cgroup namespace. */
+	if (strstr(path, "/.."))
+		return -EXDEV;
 	r = cgk_mounts_read(&mounts, &n);
 	if (r < 0)
 		return r;
@@ -285,7 +293,7 @@ static unsigned hierarchy_backends(const struct cgk_mount *m)
 			      1u << CGK_BACKEND_V1_FREEZE : 0);
 	if (root < 0)
 		return set;
-	dir = fdopendir(dup(root));
+	dir = fdopendir(fcntl(root, F_DUPFD_CLOEXEC, 3));
 	while (dir && (de = readdir(dir)))
 		if (de->d_type == DT_DIR && de->d_name[0] != '.') {
 			probe = openat(root, de->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC);

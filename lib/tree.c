@@ -3,15 +3,23 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <linux/openat2.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "internal.h"
 
 int cgk_read_procs(int cgfd, struct cgk_pidvec *out)
 {
+	return cgk_read_pid_file(cgfd, "cgroup.procs", out);
+}
+
+int cgk_read_pid_file(int cgfd, const char *name, struct cgk_pidvec *out)
+{
 	_cleanup_free_ char *buf = NULL;
 	size_t len;
-	int r = cgk_read_file_at(cgfd, "cgroup.procs", &buf, &len);
+	int r = cgk_read_file_at(cgfd, name, &buf, &len);
 
 	/* ENODEV: removed between open() and read(); vanished all the same. */
 	if (r == -ENODEV)
@@ -77,6 +85,32 @@ static int list_children(int cgfd, struct names *out)
 	return r;
 }
 
+/* A child cgroup: never through a symlink, never onto another mount (a
+ * bind mount inside the subtree would lead outside the target). -EXDEV
+ * names that case. */
+static int open_child(int cgfd, const char *name)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS |
+			   RESOLVE_NO_MAGICLINKS,
+	};
+	struct stat parent, child;
+	int fd = (int)syscall(SYS_openat2, cgfd, name, &how, sizeof(how));
+
+	if (fd >= 0 || errno != ENOSYS)
+		return fd < 0 ? -errno : fd;
+	/* Before 5.6: a mount of another filesystem at least shows. */
+	fd = openat(cgfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(cgfd, &parent) < 0 || fstat(fd, &child) < 0 || parent.st_dev != child.st_dev) {
+		close(fd);
+		return -EXDEV;
+	}
+	return fd;
+}
+
 static int walk(struct cgk_run *run, int cgfd, char *rel, size_t rellen,
 		cgk_visit_fn fn, void *arg)
 {
@@ -89,15 +123,20 @@ static int walk(struct cgk_run *run, int cgfd, char *rel, size_t rellen,
 	/* Removed while we looked: nothing left to do below it. */
 	if (r == -ENOENT)
 		r = 0;
+	else if (r < 0)
+		cgk_fail(run, r, "cannot list the child cgroups of %s", rellen ? rel : "the target");
 	for (size_t i = 0; r >= 0 && i < children.n; i++) {
 		size_t len = rellen + (rellen ? 1 : 0) + strlen(children.v[i]);
 		int child;
 
-		child = openat(cgfd, children.v[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (child < 0) {
-			if (errno != ENOENT)
-				r = -errno;
+		child = open_child(cgfd, children.v[i]);
+		if (child == -ENOENT)
 			continue;
+		if (child < 0) {
+			r = cgk_fail(run, child, "cannot enter child cgroup %s%s%s%s", rel,
+				     rellen ? "/" : "", children.v[i],
+				     child == -EXDEV ? " (a mount point: refusing to cross it)" : "");
+			break;
 		}
 		/* rel only names the cgroup in reports: deeper than it can
 		 * hold, go on under the deepest name that fits, or a tree

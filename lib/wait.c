@@ -26,6 +26,11 @@ int cgk_events_value(int fd, const char *key)
 	return -ENOENT;
 }
 
+static bool cancelled(const struct cgk_run *run)
+{
+	return run->opts->cancel && *run->opts->cancel;
+}
+
 static void progress(struct cgk_run *run, uint64_t start, uint64_t *next)
 {
 	uint64_t now = cgk_now_ms();
@@ -48,12 +53,14 @@ static int wait_events(struct cgk_run *run, int fd, uint64_t deadline)
 		struct pollfd pfd = { .fd = fd, .events = POLLPRI };
 
 		/* Removed (ENODEV through our fd): only an empty cgroup can be. */
-		if (populated == 0 || populated == -ENODEV || populated == -ENOENT)
+		if (populated == 0 || populated == -ENODEV)
 			return 0;
 		if (populated < 0)
 			return populated;
 		if (now >= deadline)
 			return -ETIMEDOUT;
+		if (cancelled(run))
+			return -ECANCELED;
 		progress(run, start, &next);
 		uint64_t left = deadline - now;
 		/* Wake at least for progress reports; notifications do the rest. */
@@ -77,6 +84,8 @@ static int wait_polling(struct cgk_run *run, uint64_t deadline)
 			return 0;
 		if (cgk_now_ms() >= deadline)
 			return -ETIMEDOUT;
+		if (cancelled(run))
+			return -ECANCELED;
 		progress(run, start, &next);
 		cgk_sleep_ms(delay);
 		if (delay < 50)

@@ -10,9 +10,15 @@
  * TERM to the target many times through the freeze and loop backends; no
  * recorder may ever be hit.
  *
+ * The target also holds 200 long-lived processes that ignore the signals:
+ * a pass opens their pidfds too, which stretches the time between reading
+ * the list and opening the pidfd of a churning process listed after them.
+ *
  * Run twice: in our own pid namespace, and inside a child pid namespace
- * whose pid_max is set to a few hundred (per-namespace pid_max, Linux 6.14+),
- * where pids wrap around every few milliseconds.
+ * whose pid_max leaves 48 pids to cycle through (per-namespace pid_max,
+ * Linux 6.14+), where a pid is reused within milliseconds. There a naive
+ * signaller (list, pidfd, signal, no confirmation) is run as a positive
+ * control: it does hit bystanders, so the scene can see a stray signal.
  *
  * Then once more without pidfds (seccomp makes pidfd_open fail with ENOSYS,
  * as on kernels before 5.3): the kill(2) fallback must still work; how often
@@ -45,9 +51,16 @@
 
 #define MANAGERS 8		/* churning chains in the target */
 #define SPAWNERS 8		/* churning recorders in the sibling */
+#ifndef PADDING
+#define PADDING 200		/* sleepers in the target */
+#endif
 #define NS_PID_MAX 348		/* pids 300..347 after the first wrap: reuse within ms */
-#define NAIVE_RUNS 100
-#define NAIVE_GAP_US 5000
+#ifndef NAIVE_RUNS
+#define NAIVE_RUNS 300
+#endif
+#ifndef NAIVE_GAP_US
+#define NAIVE_GAP_US 0
+#endif
 
 static char *box;
 static struct sec_hits hits;
@@ -73,12 +86,12 @@ static __attribute__((noreturn)) void churn(const char *cg, bool record, int hit
 		signal(SIGTERM, SIG_IGN);
 	}
 	for (;;) {
-		pid_t w = fork();
+		struct timespec ts = { 0, (long)(rand_r(&seed) % (record ? 4000 : 2000)) * 1000L };
+		/* vfork: no page tables to copy, so the churn stays fast even
+		 * under sanitizers; we only wait for the worker anyway. */
+		pid_t w = vfork();
 
 		if (w == 0) {
-			struct timespec ts = { 0, (long)(rand_r(&seed) % (record ? 4000 : 2000)) * 1000L };
-
-			seed ^= (unsigned)getpid();
 			while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 				;
 			_exit(0);
@@ -95,6 +108,24 @@ static __attribute__((noreturn)) void churn(const char *cg, bool record, int hit
 
 static int start_world(const char *target, const char *sibling, struct counters *c)
 {
+	/* Long-lived sleepers first, listed with the churners: a pass opens
+	 * their pidfds too, which stretches the time between reading the
+	 * list and opening the pidfd of a churner listed after them. */
+	for (int i = 0; i < PADDING; i++) {
+		pid_t pid = sb_fork();
+
+		if (pid < 0)
+			return -errno;
+		if (pid == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			signal(SIGUSR1, SIG_IGN);
+			signal(SIGTERM, SIG_IGN);
+			if (sb_join(target) < 0)
+				_exit(2);
+			for (;;)
+				pause();
+		}
+	}
 	for (int i = 0; i < MANAGERS + SPAWNERS; i++) {
 		bool in_target = i < MANAGERS;
 		pid_t pid = sb_fork();
@@ -206,10 +237,10 @@ struct ns_out {
 };
 
 /*
- * The positive control: what cgkill must not do. Read the list, wait a
- * moment, open pidfds and signal, without confirming membership. With the
- * churn above this hits bystanders, which shows that the scene can catch a
- * stray signal at all.
+ * The positive control: what cgkill must not do. Read the list, open a
+ * pidfd for each pid in turn and signal it, without confirming membership
+ * (optionally after a gap). In this scene that hits bystanders (a few dozen
+ * times in 300 runs here), which shows that it can catch a stray signal.
  */
 static void naive(const char *target, int sig, unsigned runs, unsigned gap_us, unsigned *signals)
 {
@@ -221,7 +252,8 @@ static void naive(const char *target, int sig, unsigned runs, unsigned gap_us, u
 
 		if (n <= 0)
 			continue;
-		usleep(gap_us);
+		if (gap_us)
+			usleep(gap_us);
 		for (pid_t pid; (pid = (pid_t)strtol(l, &e, 10)), e != l; l = e) {
 			int fd = (int)syscall(SYS_pidfd_open, pid, 0);
 
@@ -310,8 +342,8 @@ static void test_small_ns(unsigned runs)
 	report("smallns", &o.st, c);
 	is_int(o.hits, 0, "smallns: no process outside the target got a signal from cgkill");
 	note("smallns: positive control: a naive signaller (list, %d us gap, pidfd, no membership "
-	     "check) sent %u signals and hit %u bystanders", NAIVE_GAP_US, o.naive_signals,
-	     o.naive_hits);
+	     "check) sent %u signals in %d runs and hit %u bystanders", NAIVE_GAP_US,
+	     o.naive_signals, NAIVE_RUNS, o.naive_hits);
 	ok(o.naive_hits > 0, "smallns: the scene does catch stray signals (the naive signaller's)");
 	no_hits("smallns (late)");
 out:

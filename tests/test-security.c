@@ -7,6 +7,7 @@
  * the parent and in a sibling of the target that must survive, and
  * recorders outside the target that tell if any signal reached them.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -147,8 +148,8 @@ static void attack_fake(const char *what, const char *path)
 				     rep.message);
 			cgk_report_free(&rep);
 		}
-	is_int(refused, total, "%s: every backend and signal refused (EINVAL, not a cgroup), even with force",
-	       what);
+	is_int(refused, total,
+	       "%s: every backend and signal refused (EINVAL, not a cgroup), even with force", what);
 }
 
 /* A directory on tmpfs with a cgroup.procs that lists PID 1, the test and a
@@ -592,6 +593,48 @@ out:
 	sec_scene_end(&s);
 }
 
+/* The same walk on a v1 hierarchy: dot names are cgroups there too. */
+static void test_odd_names_v1(void)
+{
+	static const enum cgk_backend bs[] = { CGK_BACKEND_V1_FREEZE, CGK_BACKEND_LOOP };
+	char *v1box = sb_mount(SB_V1_FREEZER) ? sb_create(SB_V1_FREEZER) : NULL;
+	struct sec_scene s;
+
+	if (!v1box) {
+		skip("odd v1: no v1 freezer hierarchy");
+		return;
+	}
+	if (!sec_scene_start(&s, v1box, "odd"))
+		goto out;
+	for (size_t b = 0; b < 2; b++) {
+		const char *bn = cgk_backend_name(bs[b]);
+		pid_t pids[N_ODD];
+		unsigned np = 0, killed = 0;
+		struct cgk_report rep;
+		int r;
+
+		for (size_t i = 0; i < N_ODD; i++) {
+			char *d = sb_mkdir(s.target, odd_names[i]);
+
+			pids[np] = d ? sb_sleeper(d) : -1;
+			np += pids[np] > 0;
+			free(d);
+		}
+		if (!is_int(np, N_ODD, "odd v1 %s: a sleeper in each of %zu odd children", bn, N_ODD))
+			break;
+		r = kill_opts(s.target, bs[b], SIGKILL, 0, 3000, &rep);
+		is_int(r, 0, "odd v1 %s: cgk_kill returns 0 (%s)", bn, rep.message);
+		for (unsigned i = 0; i < np; i++)
+			killed += sb_killed_by(pids[i], SIGKILL, 3000);
+		is_int(killed, np, "odd v1 %s: every sleeper died, also under .hidden", bn);
+		cgk_report_free(&rep);
+	}
+out:
+	sec_scene_end(&s);
+	ok(sb_destroy(v1box) == 0, "odd v1: sandbox removed");
+	free(v1box);
+}
+
 /*
  * Paths near and beyond PATH_MAX: a chain of 20 cgroups with 255-byte names
  * below the target, made and used through directory fds.
@@ -633,6 +676,14 @@ static void selfguard_child(void *argp, void *outp)
 	o->r_path = cgk_kill(a->target, &opts, &rep);
 	o->refused_path = rep.refused;
 	cgk_report_free(&rep);
+}
+
+/* The end of a message about a 4000-byte path is the part worth showing. */
+static const char *tail(const char *msg)
+{
+	size_t n = strlen(msg);
+
+	return n > 120 ? msg + n - 120 : msg;
 }
 
 static void test_long_paths(void)
@@ -690,12 +741,12 @@ static void test_long_paths(void)
 
 		r = cgk_target_open(path_ok, &t, msg, sizeof(msg));
 		ok(r == 0 && !strcmp(t.path, path_ok), "long: a %zu-byte target path resolves (%s)",
-		   strlen(path_ok), msg);
+		   strlen(path_ok), tail(msg));
 		if (r == 0)
 			cgk_target_close(&t);
 		r = cgk_target_open(path_over, &t, msg, sizeof(msg));
 		is_int(r, -ENAMETOOLONG, "long: a %zu-byte path: ENAMETOOLONG, clean error (%s)",
-		       strlen(path_over), msg);
+		       strlen(path_over), tail(msg));
 		if (r == 0)
 			cgk_target_close(&t);
 	}
@@ -707,7 +758,7 @@ static void test_long_paths(void)
 				     round == 2 ? CGK_BACKEND_LOOP : CGK_BACKEND_FREEZE;
 		const char *target = round == 0 ? path_ok : s.target;
 		unsigned first = round == 0 ? k_ok : 0;
-		unsigned levels[4] = { first, k_ok + 2, k_over + 1, LONG_LEVELS };
+		unsigned levels[4] = { first, k_over, k_over + 2, LONG_LEVELS };
 		unsigned killed = 0, expect_cgroups = LONG_LEVELS - first + 1;
 		struct cgk_report rep;
 
@@ -731,12 +782,12 @@ static void test_long_paths(void)
 
 			r = cgk_kill_fd(fds[k_over], &o, &rep);
 			ok(r < 0, "long: cgk_kill_fd on a cgroup beyond PATH_MAX fails cleanly (%s)",
-			   rep.message);
+			   tail(rep.message));
 			cgk_report_free(&rep);
 			ok(sb_alive(pids[2]) && sb_alive(pids[3]), "long: ... and signals nothing");
 		}
 		r = kill_opts(target, b, SIGKILL, 0, DEADLINE_MS, &rep);
-		is_int(r, 0, "long %s: cgk_kill returns 0 (%s)", what[round], rep.message);
+		is_int(r, 0, "long %s: cgk_kill returns 0 (%s)", what[round], tail(rep.message));
 		is_int(rep.cgroups, expect_cgroups, "long %s: the report counts %u cgroups", what[round],
 		       expect_cgroups);
 		for (int i = 0; i < 4; i++)
@@ -758,7 +809,7 @@ static void test_long_paths(void)
 			     o.cgroup_read < 0 ? strerrorname_np(-o.cgroup_read) : "readable");
 			is_int(o.refused_fd, CGK_GUARD_SELF,
 			       "long: the self guard refuses a target holding cgkill beyond PATH_MAX (by fd: %s)",
-			       o.msg);
+			       tail(o.msg));
 			is_int(o.refused_path, CGK_GUARD_SELF, "long: ... and by path");
 		}
 		ok(sb_alive(other), "long: nothing was signalled by the dry runs");
@@ -929,7 +980,8 @@ out:
  * Child cgroups removed and recreated by another process while the tree is
  * being killed: the kill ends cleanly, signals only the target.
  */
-static void test_removed_halfway(void)
+static void test_removed_halfway(const char *where, const char *sbox,
+				 const enum cgk_backend *bs, unsigned nb)
 {
 	enum { CHILDREN = 300, POPULATED = 60, ROUNDS = 8 };
 	struct sec_scene s;
@@ -937,7 +989,7 @@ static void test_removed_halfway(void)
 	pid_t racer = -1, rec = -1;
 	unsigned failures = 0, survivors = 0, rounds = 0;
 
-	if (shared == MAP_FAILED || !sec_scene_start(&s, box, "vanish"))
+	if (shared == MAP_FAILED || !sec_scene_start(&s, sbox, where))
 		goto out;
 	for (unsigned i = 0; i < CHILDREN; i++) {
 		char name[16], *d;
@@ -971,11 +1023,13 @@ static void test_removed_halfway(void)
 		}
 		_exit(0);
 	}
-	if (!ok(racer > 0 && rec > 0, "vanish: a racer process and a recorder in the sibling"))
+	if (!ok(racer > 0 && rec > 0, "%s: a racer process and a recorder in the sibling", where))
 		goto out;
-	for (unsigned round = 0; round < ROUNDS * N_V2_BACKENDS; round++) {
-		enum cgk_backend b = v2_backends[round % N_V2_BACKENDS];
-		int sig = b == CGK_BACKEND_KERNEL ? SIGKILL : SIGUSR1;
+	for (unsigned round = 0; round < ROUNDS * nb; round++) {
+		enum cgk_backend b = bs[round % nb];
+		/* USR1 (recorded if it strays) and KILL in turn; the kernel
+		 * backend sends KILL only. */
+		int sig = b == CGK_BACKEND_KERNEL || (round / nb) % 2 ? SIGKILL : SIGUSR1;
 		pid_t pids[POPULATED];
 		unsigned np = 0;
 		struct cgk_report rep;
@@ -1004,7 +1058,7 @@ static void test_removed_halfway(void)
 		rounds++;
 		if (r != 0) {
 			failures++;
-			diag("vanish round %u (%s): r=%d: %s", round, cgk_backend_name(b), r, rep.message);
+			diag("%s round %u (%s): r=%d: %s", where, round, cgk_backend_name(b), r, rep.message);
 		}
 		for (unsigned i = 0; i < np; i++)
 			if (!sb_killed_by(pids[i], sig, 3000))
@@ -1012,13 +1066,12 @@ static void test_removed_halfway(void)
 		cgk_report_free(&rep);
 	}
 	shared[0] = 1;
-	note("vanish: the racer removed %d child cgroups during the kills", shared[2]);
-	is_int(failures, 0, "vanish: %u kills (kernel, freeze, loop) while children vanish end cleanly",
-	       rounds);
-	is_int(survivors, 0, "vanish: every victim died of the signal");
-	ok(shared[2] > 0, "vanish: children did vanish during the kills");
-	ok(sb_alive(rec), "vanish: the recorder in the sibling is alive");
-	no_hits("vanish");
+	note("%s: the racer removed %d child cgroups during the kills", where, shared[2]);
+	is_int(failures, 0, "%s: %u kills while children vanish end cleanly", where, rounds);
+	is_int(survivors, 0, "%s: every victim died of the signal", where);
+	ok(shared[2] > 0, "%s: children did vanish during the kills", where);
+	ok(sb_alive(rec), "%s: the recorder in the sibling is alive", where);
+	no_hits(where);
 out:
 	if (racer > 0) {
 		kill(racer, SIGKILL);
@@ -1134,6 +1187,65 @@ out:
 	sec_scene_end(&s);
 }
 
+/* A process whose threads, the leader included, sit in a threaded child of
+ * the target, where cgroup.procs cannot be read: the domain lists it. */
+static void test_threaded(void)
+{
+	struct sec_scene s;
+	char *th = NULL;
+
+	if (!sec_scene_start(&s, box, "threaded"))
+		goto out;
+	for (size_t b = 0; b < N_V2_BACKENDS; b++) {
+		const char *bn = cgk_backend_name(v2_backends[b]);
+		struct sb_proc p = { .what = SB_THREADS, .threads = 4, .cgroups = { s.target } };
+		struct cgk_report rep;
+		char task[64], tids[64];
+		unsigned moved = 0;
+		pid_t pid;
+		DIR *d;
+		int r;
+
+		if (!th) {
+			th = sb_mkdir(s.target, "th");
+			if (!ok(th && sb_write(th, "cgroup.type", "threaded") == 0,
+				"threaded: a threaded child cgroup"))
+				break;
+		}
+		pid = sb_spawn(&p);
+		if (!ok(pid > 0, "threaded %s: a process with 4 more threads in the target", bn))
+			break;
+		snprintf(task, sizeof(task), "/proc/%d/task", (int)pid);
+		d = opendir(task);
+		for (struct dirent *e; d && (e = readdir(d));) {
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(tids, sizeof(tids), "%.20s", e->d_name);
+			moved += sb_write(th, "cgroup.threads", tids) == 0;
+		}
+		if (d)
+			closedir(d);
+		is_int(moved, 5, "threaded %s: all 5 threads moved into the threaded child", bn);
+		r = kill_opts(s.target, v2_backends[b], SIGKILL, 0, DEADLINE_MS, &rep);
+		is_int(r, 0, "threaded %s: cgk_kill returns 0 (%s)", bn, rep.message);
+		ok(sb_killed_by(pid, SIGKILL, 3000), "threaded %s: the process died", bn);
+		cgk_report_free(&rep);
+	}
+	{
+		struct cgk_report rep;
+		int r = th ? kill_opts(th, CGK_BACKEND_AUTO, SIGKILL, 0, 1000, &rep) : 0;
+
+		if (th) {
+			is_int(r, -EOPNOTSUPP, "threaded: the threaded child itself is refused: %s",
+			       rep.message);
+			cgk_report_free(&rep);
+		}
+	}
+out:
+	free(th);
+	sec_scene_end(&s);
+}
+
 int main(void)
 {
 	sb_init(900);
@@ -1151,11 +1263,29 @@ int main(void)
 	test_symlinks();
 	test_spellings();
 	test_odd_names();
+	test_odd_names_v1();
 	test_long_paths();
 	test_many_children();
 	test_deep();
-	test_removed_halfway();
+	test_removed_halfway("vanish v2", box, v2_backends, N_V2_BACKENDS);
+	{
+		static const enum cgk_backend v1f[] = { CGK_BACKEND_V1_FREEZE, CGK_BACKEND_LOOP };
+		static const enum cgk_backend v1p[] = { CGK_BACKEND_LOOP };
+		char *v1box;
+
+		if (sb_mount(SB_V1_FREEZER) && (v1box = sb_create(SB_V1_FREEZER))) {
+			test_removed_halfway("vanish v1-freezer", v1box, v1f, 2);
+			ok(sb_destroy(v1box) == 0, "v1 freezer sandbox removed");
+			free(v1box);
+		}
+		if (sb_mount(SB_V1_PIDS) && (v1box = sb_create(SB_V1_PIDS))) {
+			test_removed_halfway("vanish v1-pids", v1box, v1p, 1);
+			ok(sb_destroy(v1box) == 0, "v1 pids sandbox removed");
+			free(v1box);
+		}
+	}
 	test_recreated();
+	test_threaded();
 
 	ok(sb_destroy(box) == 0, "sandbox removed");
 	free(box);
