@@ -169,7 +169,7 @@ static int refuse(struct cgk_run *run, enum cgk_guard guard, const char *why)
 int cgk_guard_check(struct cgk_run *run)
 {
 	bool force = run->opts->flags & CGK_FORCE;
-	struct inside in;
+	struct inside in = { 0 };
 	char which[256];
 	int r;
 

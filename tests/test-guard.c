@@ -58,6 +58,13 @@ static void root_spelling(const char *path, int version)
 	int r;
 
 	r = cgk_target_open(path, &t, msg, sizeof(msg));
+	/* ".." in a path relative to the v2 mount is refused before any
+	 * resolution: safer still. */
+	if (r == -EINVAL && strstr(msg, "may not contain")) {
+		ok(path[0] != '/' || strstr(path, "/..") != NULL,
+		   "root '%s': refused before resolution (%s)", path, msg);
+		return;
+	}
 	root = r == 0 && t.is_root;
 	if (r == 0)
 		cgk_target_close(&t);

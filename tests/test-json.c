@@ -237,7 +237,7 @@ static void test_json(void)
 		   "\"/sys/fs/cgroup/we\\\"ird\\\\ \\u0001/\\ufffd: timed out \\\"waiting\\\"\"}",
 		   ETIMEDOUT);
 	check_line(out, "keys of a target without listed",
-		   "0 keys [\"backend\", \"cgroups\", \"emptied\", \"empty_ms\", \"error\", "
+		   "0 keys [\"backend\", \"backends\", \"cgroups\", \"emptied\", \"empty_ms\", \"error\", "
 		   "\"fallback_error\", \"fell_back_from\", \"hierarchy\", \"not_permitted\", "
 		   "\"path\", \"refused\", \"signal_ms\", \"signalled\", \"signals\", "
 		   "\"survivors\", \"unreachable\", \"waited\"]");
@@ -282,7 +282,7 @@ static void test_json(void)
 		   "1 listed {\"cgroup\": \"\", \"comm\": \"\", \"pid\": 0, \"state\": null}");
 	check_line(out, "listed: second entry",
 		   "1 listed {\"cgroup\": \"a/b\", \"comm\": \"sleep\", \"pid\": 4194304, \"state\": \"S\"}");
-	ok(strstr(out, "1 keys [\"backend\", \"cgroups\", \"emptied\", \"empty_ms\", \"error\", "
+	ok(strstr(out, "1 keys [\"backend\", \"backends\", \"cgroups\", \"emptied\", \"empty_ms\", \"error\", "
 		       "\"fallback_error\", \"fell_back_from\", \"hierarchy\", \"listed\",") != NULL,
 	   "listed present when non-empty");
 	free(out);
