@@ -45,21 +45,9 @@ struct live {
 /* 'R' in /proc/PID/stat: "pid (comm) R ...", comm may hold ')' */
 static bool is_running(int procfd, pid_t pid)
 {
-	char name[32], buf[512];
-	ssize_t n;
-	int fd;
+	struct cgk_process p;
 
-	snprintf(name, sizeof(name), "%d/stat", pid);
-	fd = openat(procfd, name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] == 'R';
+	return cgk_proc_stat(procfd, pid, &p, NULL) == 0 && p.state == 'R';
 }
 
 static int live_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg)

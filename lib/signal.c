@@ -36,28 +36,13 @@ static int pidfd_send_signal(int pidfd, int sig)
 	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
 }
 
-/* The kernel's cgroup.kill skips kernel threads; so do we. Field 9 of
- * /proc/PID/stat holds the task flags. */
+/* The kernel's cgroup.kill skips kernel threads; so do we. */
 static bool is_kthread(int procfd, pid_t pid)
 {
-	char name[32], buf[1024];
+	struct cgk_process p;
 	unsigned long flags = 0;
-	ssize_t n;
-	int fd;
 
-	snprintf(name, sizeof(name), "%d/stat", pid);
-	fd = openat(procfd, name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
-		return false;
-	return flags & PF_KTHREAD;
+	return cgk_proc_stat(procfd, pid, &p, &flags) == 0 && (flags & PF_KTHREAD);
 }
 
 /* Without pidfds (before 5.3): kill(2) after checking /proc/PID/cgroup.

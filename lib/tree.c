@@ -165,34 +165,37 @@ struct count {
 	struct cgk_process_list *list;
 };
 
-/* comm and state from /proc/PID/stat: "pid (comm) S ...", comm may hold
- * any byte including ')' and spaces, so look for the last ')'. */
-static void read_stat(int procfd, struct cgk_process *p)
+int cgk_proc_stat(int procfd, pid_t pid, struct cgk_process *p, unsigned long *flags)
 {
-	char name[32], buf[512];
+	char name[32], buf[1024];
 	int fd;
 	ssize_t n;
 
 	p->state = '?';
-	snprintf(name, sizeof(name), "%d/stat", p->pid);
+	snprintf(name, sizeof(name), "%d/stat", pid);
 	fd = openat(procfd, name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return;
+		return -errno;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return;
+		return n < 0 ? -errno : -EIO;
 	buf[n] = '\0';
+	/* "pid (comm) S ...": comm may hold any byte, ')' and spaces too, so
+	 * look for the last ')'. */
 	char *open = strchr(buf, '('), *close_ = strrchr(buf, ')');
-	if (!open || !close_ || close_ < open)
-		return;
+	if (!open || !close_ || close_ < open || close_[1] != ' ' || !close_[2])
+		return -EIO;
 	size_t len = (size_t)(close_ - open - 1);
 	if (len >= sizeof(p->comm))
 		len = sizeof(p->comm) - 1;
 	memcpy(p->comm, open + 1, len);
 	p->comm[len] = '\0';
-	if (close_[1] == ' ' && close_[2])
-		p->state = close_[2];
+	p->state = close_[2];
+	/* Field 9, after state, ppid, pgrp, session, tty_nr, tpgid. */
+	if (flags && sscanf(close_ + 3, " %*d %*d %*d %*d %*d %lu", flags) != 1)
+		return -EIO;
+	return 0;
 }
 
 static int count_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg)
@@ -219,7 +222,7 @@ static int count_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg
 		v[l->n] = (struct cgk_process){ .pid = pids.v[i], .state = '?' };
 		snprintf(v[l->n].cgroup, sizeof(v[l->n].cgroup), "%s", rel);
 		if (pids.v[i] > 0)
-			read_stat(run->procfd, &v[l->n]);
+			cgk_proc_stat(run->procfd, pids.v[i], &v[l->n], NULL);
 		l->n++;
 	}
 	cgk_pidvec_free(&pids);
