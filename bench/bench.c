@@ -1113,7 +1113,7 @@ static void containment(FILE *dat)
 				c->name, r.emptied ? "contained" : "NOT CONTAINED", r.empty_ms, r.left,
 				r.status);
 		}
-	out("\n### Fork-bomb containment: %u trials per backend (pids.max 5,000)\n\n", trials);
+	out("\n### Fork-bomb containment: %u trials per backend planned (pids.max 5,000)\n\n", trials);
 	out("| contender | trials | contained, 0 left | escaped | exit ≠ 0 | median ms to empty | max ms |\n");
 	out("|---|--:|--:|--:|--:|--:|--:|\n");
 	for (unsigned k = 0; k < 3; k++) {

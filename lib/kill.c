@@ -251,9 +251,10 @@ static int run_target(struct cgk_target *t, const struct cgk_options *opts,
 	}
 	if (rep->emptied)
 		rep->empty_ms = cgk_now_ms() - start;
-	/* The kernel backend does not walk the tree: count it for the report. */
-	if (!rep->cgroups)
-		cgk_tree_count(&run, NULL, &rep->cgroups);
+	/* The kernel backend does not walk the tree: count it for the report.
+	 * Best effort: a walk that fails here does not undo a kill that worked. */
+	if (!rep->cgroups && cgk_tree_count(&run, NULL, &rep->cgroups) < 0 && r >= 0)
+		clear_error(rep);
 out:
 	cgk_pidset_free(&run.done);
 	close(run.procfd);

@@ -426,6 +426,74 @@ out:
 	sec_scene_end(&s);
 }
 
+/* cgkill in a cgroup namespace rooted inside the target, using the host's
+ * mount: /proc/self/cgroup says "/", the mount's root is outside the
+ * namespace ("/.." paths), so paths cannot be compared. The guard must
+ * still find cgkill in the subtree. */
+struct cgns_out {
+	int setup, r, refused, r_dry, refused_dry;
+	char rel[256], msg[512];
+};
+
+static void cgns_child(void *argp, void *outp)
+{
+	const char *const *a = argp;	/* { join, target } */
+	struct cgns_out *o = outp;
+	struct cgk_report rep;
+	struct cgk_target t;
+	char msg[4608];
+
+	if (sb_join(a[0]) < 0 || unshare(CLONE_NEWCGROUP) < 0) {
+		o->setup = -errno;
+		return;
+	}
+	if (cgk_target_open(a[1], &t, msg, sizeof(msg)) == 0) {
+		snprintf(o->rel, sizeof(o->rel), "%.250s", t.rel);
+		cgk_target_close(&t);
+	}
+	o->r = kill_opts(a[1], CGK_BACKEND_AUTO, SIGKILL, 0, NULL, &rep);
+	o->refused = rep.refused;
+	snprintf(o->msg, sizeof(o->msg), "%.500s", rep.message);
+	cgk_report_free(&rep);
+	o->r_dry = kill_opts(a[1], CGK_BACKEND_AUTO, SIGKILL, CGK_DRY_RUN, NULL, &rep);
+	o->refused_dry = rep.refused;
+	cgk_report_free(&rep);
+}
+
+static void test_self_cgns(void)
+{
+	struct sec_scene s;
+	struct cgns_out o;
+	char *sub = NULL;
+	const char *a[2];
+	pid_t p;
+	int r;
+
+	if (!sec_scene_start(&s, box, "cgns"))
+		goto out;
+	sub = sb_mkdir(s.target, "sub");
+	p = sb_sleeper(s.target);
+	if (!ok(sub && p > 0, "cgns: a sleeper in the target"))
+		goto out;
+	a[0] = sub;
+	a[1] = s.target;
+	r = sec_child(cgns_child, a, &o, sizeof(o), 30000, NULL);
+	if (!is_int(r, 0, "cgns: a child in a cgroup namespace below the target reports"))
+		goto out;
+	if (o.setup < 0) {
+		skip("cgns: cannot make a cgroup namespace: %s", strerror(-o.setup));
+		goto out;
+	}
+	note("cgns: the target as seen from the namespace: %s", o.rel);
+	ok(o.r == -EPERM && o.refused == CGK_GUARD_SELF,
+	   "cgns: the self guard still refuses (%s)", o.msg);
+	is_int(o.refused_dry, CGK_GUARD_SELF, "cgns: ... a dry run too");
+	ok(sb_alive(p), "cgns: the sleeper is alive");
+out:
+	free(sub);
+	sec_scene_end(&s);
+}
+
 /* ---- PID 1 of the caller's pid namespace ---- */
 
 struct pid1_arg {
@@ -650,6 +718,20 @@ static void test_protected(void)
 		}
 	}
 
+	/* A cgroup that contains a protected one is protected too. */
+	{
+		struct cgk_report rep;
+		int r = kill_opts(s.target, CGK_BACKEND_AUTO, SIGKILL, CGK_DRY_RUN, file, &rep);
+
+		ok(r == -EPERM && rep.refused == CGK_GUARD_PROTECTED,
+		   "protect: an ancestor of a protected cgroup is refused (%s)", rep.message);
+		cgk_report_free(&rep);
+		r = kill_opts(s.parent, CGK_BACKEND_AUTO, SIGKILL, CGK_DRY_RUN, file, &rep);
+		ok(r == -EPERM && rep.refused == CGK_GUARD_PROTECTED,
+		   "protect: ... and its parent");
+		cgk_report_free(&rep);
+	}
+
 	/* Through the command: the option and the variable; -f overrides. */
 	{
 		char opt[128];
@@ -813,6 +895,7 @@ int main(void)
 	test_roots();
 	test_mount_roots();
 	test_self();
+	test_self_cgns();
 	test_pid1();
 	test_protected();
 	test_interactive();

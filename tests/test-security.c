@@ -305,6 +305,82 @@ out:
 	sec_scene_end(&s);
 }
 
+/*
+ * A bind mount inside the target's subtree: the sibling cgroup mounted over
+ * a child of the target (in a private mount namespace). Walking into it
+ * would lead outside the target; the walk refuses to cross the mount.
+ */
+struct bindin_arg {
+	const char *target, *child, *sibling;
+};
+
+struct bindin_out {
+	int setup;
+	int r[3], error[3];
+	char msg[3][256];
+};
+
+static void bindin_child(void *argp, void *outp)
+{
+	struct bindin_arg *a = argp;
+	struct bindin_out *o = outp;
+	static const enum cgk_backend bs[] = { CGK_BACKEND_FREEZE, CGK_BACKEND_LOOP, CGK_BACKEND_KERNEL };
+
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount(a->sibling, a->child, NULL, MS_BIND, NULL) < 0) {
+		o->setup = -errno;
+		return;
+	}
+	for (int i = 0; i < 3; i++) {
+		struct cgk_report rep;
+
+		o->r[i] = kill_opts(a->target, bs[i], bs[i] == CGK_BACKEND_KERNEL ? SIGKILL : SIGUSR1,
+				    0, 2000, &rep);
+		o->error[i] = rep.error;
+		snprintf(o->msg[i], sizeof(o->msg[i]), "%.250s", rep.message);
+		cgk_report_free(&rep);
+	}
+}
+
+static void test_bind_inside(void)
+{
+	struct sec_scene s;
+	struct bindin_arg a;
+	struct bindin_out o;
+	char *child = NULL;
+	pid_t rec, below;
+	int r;
+
+	if (!sec_scene_start(&s, box, "bindin"))
+		goto out;
+	child = sb_mkdir(s.target, "c");
+	rec = sec_spawn(s.sibling, -1, &hits);
+	below = child ? sb_sleeper(child) : -1;
+	if (!ok(rec > 0 && below > 0, "bindin: a recorder in the sibling, a sleeper in T/c"))
+		goto out;
+	a = (struct bindin_arg){ .target = s.target, .child = child, .sibling = s.sibling };
+	r = sec_child(bindin_child, &a, &o, sizeof(o), 60000, NULL);
+	if (!is_int(r, 0, "bindin: the child in its own mount namespace reports"))
+		goto out;
+	if (o.setup < 0) {
+		skip("bindin: cannot bind-mount a cgroup: %s", strerror(-o.setup));
+		goto out;
+	}
+	is_int(o.r[0], -EXDEV, "bindin: freeze refuses to cross the mount (%s)", o.msg[0]);
+	is_int(o.r[1], -EXDEV, "bindin: loop refuses to cross the mount (%s)", o.msg[1]);
+	ok(o.r[2] == 0 && o.error[2] == 0,
+	   "bindin: the kernel backend kills (cgroup.kill ignores mounts), no error reported (%s)",
+	   o.msg[2]);
+	ok(sb_alive(rec), "bindin: the recorder in the sibling (mounted inside T) is alive");
+	no_hits("bindin");
+	/* The kernel's own cgroup.kill ignores mounts: T/c is in T. */
+	ok(!sb_alive(below) || sb_killed_by(below, SIGKILL, 3000),
+	   "bindin: the sleeper in the real T/c died (kernel backend)");
+out:
+	free(child);
+	sec_scene_end(&s);
+}
+
 /* Symlinks: to the target, to a directory above it, to the v2 root, and
  * the magic links of /proc. */
 static void expect_eloop(const char *what, const char *path, const char *resolved)
@@ -1262,6 +1338,7 @@ int main(void)
 
 	test_fake_tmpfs();
 	test_fake_overmount();
+	test_bind_inside();
 	test_symlinks();
 	test_spellings();
 	test_odd_names();
