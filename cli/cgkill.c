@@ -189,19 +189,24 @@ static void progress(const char *path, unsigned left, uint64_t waited_ms, void *
 		(unsigned long long)waited_ms);
 }
 
+/* Process and cgroup names are arbitrary bytes (anyone with a delegated
+ * subtree picks them), and messages carry them: do not let them drive the
+ * terminal. */
+static void put_safe(FILE *out, const char *text)
+{
+	for (const char *c = text; *c; c++)
+		fputc((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c, out);
+}
+
 static void print_processes(FILE *out, const struct cgk_process_list *l, const char *indent)
 {
 	for (size_t i = 0; i < l->n; i++) {
 		const struct cgk_process *p = &l->v[i];
 
 		fprintf(out, "%s%d\t%c\t", indent, p->pid, p->state);
-		/* comm and cgroup names are arbitrary bytes (anyone with a
-		 * delegated subtree picks them): do not let them drive the terminal. */
-		for (const char *c = *p->cgroup ? p->cgroup : "."; *c; c++)
-			fputc((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c, out);
+		put_safe(out, *p->cgroup ? p->cgroup : ".");
 		fputc('\t', out);
-		for (const char *c = p->comm; *c; c++)
-			fputc((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c, out);
+		put_safe(out, p->comm);
 		fputc('\n', out);
 	}
 }
@@ -222,7 +227,9 @@ static void tell(const struct cli *cli, const struct cgk_report *rep, int r)
 	char buf[32];
 
 	if (r < 0) {
-		fprintf(stderr, "cgkill: %s\n", rep->message);
+		fputs("cgkill: ", stderr);
+		put_safe(stderr, rep->message);
+		fputc('\n', stderr);
 		if (!cli->quiet && rep->survivors.n) {
 			fprintf(stderr, "cgkill: survivors (pid, state, cgroup, comm):\n");
 			print_processes(stderr, &rep->survivors, "  ");
