@@ -261,38 +261,35 @@ out:
 	return r < 0 ? (rep->error ?: r) : 0;
 }
 
-static void report_init(struct cgk_report *rep)
+/* The end of both entry points: r is what resolving the target gave. */
+static int kill_resolved(int r, struct cgk_target *t, const struct cgk_options *opts,
+			 struct cgk_report *rep)
 {
-	*rep = (struct cgk_report){ 0 };
+	if (r < 0)
+		return rep->error = r;
+	r = run_target(t, opts, rep);
+	cgk_target_close(t);
+	return r;
 }
 
 CGK_EXPORT int cgk_kill(const char *path, const struct cgk_options *opts,
 			struct cgk_report *rep)
 {
 	struct cgk_target t;
-	int r;
 
-	report_init(rep);
+	*rep = (struct cgk_report){ 0 };
 	snprintf(rep->path, sizeof(rep->path), "%s", path ?: "");
-	r = cgk_target_open(path, &t, rep->message, sizeof(rep->message));
-	if (r < 0)
-		return rep->error = r;
-	r = run_target(&t, opts, rep);
-	cgk_target_close(&t);
-	return r;
+	return kill_resolved(cgk_target_open(path, &t, rep->message, sizeof(rep->message)),
+			     &t, opts, rep);
 }
 
 CGK_EXPORT int cgk_kill_fd(int cgroup_dirfd, const struct cgk_options *opts,
 			   struct cgk_report *rep)
 {
 	struct cgk_target t;
-	int r;
 
-	report_init(rep);
-	r = cgk_target_from_fd(cgroup_dirfd, &t, rep->message, sizeof(rep->message));
-	if (r < 0)
-		return rep->error = r;
-	r = run_target(&t, opts, rep);
-	cgk_target_close(&t);
-	return r;
+	*rep = (struct cgk_report){ 0 };
+	snprintf(rep->path, sizeof(rep->path), "fd %d", cgroup_dirfd);
+	return kill_resolved(cgk_target_from_fd(cgroup_dirfd, &t, rep->message, sizeof(rep->message)),
+			     &t, opts, rep);
 }
