@@ -128,6 +128,8 @@ int cgk_read_procs(int cgfd, struct cgk_pidvec *out);
 int cgk_read_pid_file(int cgfd, const char *name, struct cgk_pidvec *out);
 /* Count processes left in the subtree (PID 0 entries included). */
 int cgk_tree_count(struct cgk_run *run, unsigned *procs, unsigned *cgroups);
+/* Count the cgroups of the subtree, target included. */
+int cgk_tree_cgroups(struct cgk_run *run, unsigned *cgroups);
 /* comm, state and (if flags) the task flags of pid from /proc/PID/stat. */
 int cgk_proc_stat(int procfd, pid_t pid, struct cgk_process *p, unsigned long *flags);
 /* List the processes of the subtree, with comm and state. */

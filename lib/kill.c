@@ -253,7 +253,7 @@ static int run_target(struct cgk_target *t, const struct cgk_options *opts,
 		rep->empty_ms = cgk_now_ms() - start;
 	/* The kernel backend does not walk the tree: count it for the report.
 	 * Best effort: a walk that fails here does not undo a kill that worked. */
-	if (!rep->cgroups && cgk_tree_count(&run, NULL, &rep->cgroups) < 0 && r >= 0)
+	if (!rep->cgroups && cgk_tree_cgroups(&run, &rep->cgroups) < 0 && r >= 0)
 		clear_error(rep);
 out:
 	cgk_pidset_free(&run.done);

@@ -79,17 +79,16 @@ static int errmsg(char *msg, size_t size, int err, const char *path, const char 
 	return err;
 }
 
-/* Fill t from an open directory fd; takes ownership of fd. */
-static int target_init(int fd, struct cgk_target *t, const char *shown, char *msg,
-		       size_t msgsize)
+/* Fill t from an open directory fd and the cgroup mounts; takes ownership
+ * of fd. */
+static int target_init(int fd, const struct cgk_mount *mounts, size_t n,
+		       struct cgk_target *t, const char *shown, char *msg, size_t msgsize)
 {
-	_cleanup_free_ struct cgk_mount *mounts = NULL;
 	struct statfs sfs;
 	struct stat st;
 	char link[64];
-	size_t n = 0, best = 0;
+	size_t best = 0;
 	ssize_t len;
-	int r;
 
 	*t = (struct cgk_target){ .fd = fd };
 	if (fstatfs(fd, &sfs) < 0 || fstat(fd, &st) < 0)
@@ -112,9 +111,6 @@ static int target_init(int fd, struct cgk_target *t, const char *shown, char *ms
 		return errmsg(msg, msgsize, -ENAMETOOLONG, shown, "cgroup path too long");
 	t->path[len] = '\0';
 
-	r = cgk_mounts_read(&mounts, &n);
-	if (r < 0)
-		return errmsg(msg, msgsize, r, shown, "cannot read /proc/self/mountinfo");
 	/* The longest mount point above the path on the same filesystem. */
 	for (size_t i = 0; i < n; i++) {
 		struct stat mst;
@@ -208,7 +204,7 @@ int cgk_target_open(const char *path, struct cgk_target *t, char *msg, size_t ms
 		return errmsg(msg, msgsize, fd, path,
 			      fd == -ENOENT ? "no such cgroup" :
 			      fd == -ENOTDIR ? "not a cgroup directory" : "cannot open");
-	r = target_init(fd, t, path, msg, msgsize);
+	r = target_init(fd, mounts, n, t, path, msg, msgsize);
 	if (r < 0)
 		cgk_target_close(t);
 	return r;
@@ -216,17 +212,21 @@ int cgk_target_open(const char *path, struct cgk_target *t, char *msg, size_t ms
 
 int cgk_target_from_fd(int fd, struct cgk_target *t, char *msg, size_t msgsize)
 {
+	_cleanup_free_ struct cgk_mount *mounts = NULL;
 	char shown[32];
-	int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	int r;
+	size_t n = 0;
+	int dup, r;
 
+	*t = (struct cgk_target){ .fd = -1 };
 	msg[0] = '\0';
 	snprintf(shown, sizeof(shown), "fd %d", fd);
-	if (dup < 0) {
-		*t = (struct cgk_target){ .fd = -1 };
+	r = cgk_mounts_read(&mounts, &n);
+	if (r < 0)
+		return errmsg(msg, msgsize, r, shown, "cannot read /proc/self/mountinfo");
+	dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (dup < 0)
 		return errmsg(msg, msgsize, -errno, shown, "bad file descriptor");
-	}
-	r = target_init(dup, t, shown, msg, msgsize);
+	r = target_init(dup, mounts, n, t, shown, msg, msgsize);
 	if (r < 0)
 		cgk_target_close(t);
 	return r;

@@ -241,6 +241,22 @@ int cgk_tree_count(struct cgk_run *run, unsigned *procs, unsigned *cgroups)
 	return r;
 }
 
+int cgk_tree_cgroups(struct cgk_run *run, unsigned *cgroups)
+{
+	_cleanup_free_ char *stat = NULL;
+	const char *key;
+	unsigned long n;
+
+	/* v2 keeps the count: no walk needed. */
+	if (cgk_read_file_at(run->t->fd, "cgroup.stat", &stat, NULL) == 0 &&
+	    (key = strstr(stat, "nr_descendants ")) &&
+	    (key == stat || key[-1] == '\n') && sscanf(key, "nr_descendants %lu", &n) == 1) {
+		*cgroups = (unsigned)n + 1;
+		return 0;
+	}
+	return cgk_tree_count(run, NULL, cgroups);
+}
+
 int cgk_tree_list(struct cgk_run *run, struct cgk_process_list *out)
 {
 	struct count c = { .list = out };

@@ -166,14 +166,10 @@ int cmd_finish(struct cmd *c, unsigned timeout_ms)
 	return st < 0 ? st : 0;
 }
 
-int cmd_run(struct cmd *c, unsigned timeout_ms, ...)
+static int run_va(struct cmd *c, const char *input, unsigned timeout_ms, va_list ap)
 {
-	va_list ap;
-	int r;
+	int r = start_va(c, input, ap);
 
-	va_start(ap, timeout_ms);
-	r = start_va(c, NULL, ap);
-	va_end(ap);
 	if (r < 0) {
 		c->out = strdup("");
 		c->err = strdup("");
@@ -182,20 +178,26 @@ int cmd_run(struct cmd *c, unsigned timeout_ms, ...)
 	return cmd_finish(c, timeout_ms);
 }
 
+int cmd_run(struct cmd *c, unsigned timeout_ms, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, timeout_ms);
+	r = run_va(c, NULL, timeout_ms, ap);
+	va_end(ap);
+	return r;
+}
+
 int cmd_run_input(struct cmd *c, const char *input, unsigned timeout_ms, ...)
 {
 	va_list ap;
 	int r;
 
 	va_start(ap, timeout_ms);
-	r = start_va(c, input, ap);
+	r = run_va(c, input, timeout_ms, ap);
 	va_end(ap);
-	if (r < 0) {
-		c->out = strdup("");
-		c->err = strdup("");
-		return r;
-	}
-	return cmd_finish(c, timeout_ms);
+	return r;
 }
 
 void cmd_free(struct cmd *c)

@@ -610,8 +610,8 @@ static void slow_exit(int sig)
 	_exit(0);
 }
 
-/* A process in cg that exits 0 300 ms after a TERM. */
-static pid_t slow_dier(const char *cg)
+/* A process in cg with handler installed for sig before this returns. */
+static pid_t handler_process(const char *cg, int sig, void (*handler)(int), int flags)
 {
 	int p[2], err = 0;
 	pid_t pid;
@@ -620,12 +620,12 @@ static pid_t slow_dier(const char *cg)
 		return -errno;
 	pid = sb_fork();
 	if (pid == 0) {
-		struct sigaction sa = { .sa_handler = slow_exit };
+		struct sigaction sa = { .sa_handler = handler, .sa_flags = flags };
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		sigemptyset(&sa.sa_mask);
 		err = sb_join(cg);
-		if (!err && sigaction(SIGTERM, &sa, NULL) < 0)
+		if (!err && sigaction(sig, &sa, NULL) < 0)
 			err = -errno;
 		if (write(p[1], &err, sizeof(err)) < 0 || err)
 			_exit(2);
@@ -641,6 +641,12 @@ static pid_t slow_dier(const char *cg)
 	}
 	close(p[0]);
 	return pid;
+}
+
+/* A process in cg that exits 0 300 ms after a TERM. */
+static pid_t slow_dier(const char *cg)
+{
+	return handler_process(cg, SIGTERM, slow_exit, 0);
 }
 
 static bool exited_zero(pid_t pid)
@@ -787,34 +793,7 @@ static void fork_on_hup(int sig)
 
 static pid_t hup_forker(const char *cg)
 {
-	int p[2], err = 0;
-	pid_t pid;
-
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
-	pid = sb_fork();
-	if (pid == 0) {
-		struct sigaction sa = { .sa_handler = fork_on_hup, .sa_flags = SA_RESTART };
-
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		sigemptyset(&sa.sa_mask);
-		err = sb_join(cg);
-		if (!err && sigaction(SIGHUP, &sa, NULL) < 0)
-			err = -errno;
-		if (write(p[1], &err, sizeof(err)) < 0 || err)
-			_exit(2);
-		for (;;)
-			pause();
-	}
-	close(p[1]);
-	if (pid < 0 || read(p[0], &err, sizeof(err)) != sizeof(err) || err) {
-		close(p[0]);
-		if (pid > 0)
-			kill(pid, SIGKILL);
-		return -EIO;
-	}
-	close(p[0]);
-	return pid;
+	return handler_process(cg, SIGHUP, fork_on_hup, SA_RESTART);
 }
 
 /* Polls pids.max of the target while cgkill runs: a clamp shows as "0". */

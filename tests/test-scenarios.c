@@ -110,8 +110,33 @@ static unsigned count_killed(const pid_t *pids, unsigned n)
 {
 	unsigned k = 0;
 
-	for (unsigned i = 0; i < n; i++)
-		k += sb_killed_by(pids[i], SIGKILL, 5000);
+	for (unsigned i = 0; i < n; i++) {
+		int st = sb_wait_reaped(pids[i], 5000);
+
+		if (st >= 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
+			k++;
+		else {
+			char path[64], line[512] = "";
+			FILE *f;
+
+			snprintf(path, sizeof(path), "/proc/%d/stat", pids[i]);
+			if ((f = fopen(path, "r"))) {
+				if (!fgets(line, sizeof(line), f))
+					line[0] = 0;
+				fclose(f);
+			}
+			diag("pid %d: stat %s", pids[i], line);
+			snprintf(path, sizeof(path), "/proc/%d/cgroup", pids[i]);
+			if ((f = fopen(path, "r"))) {
+				while (fgets(line, sizeof(line), f))
+					diag("  %s", line);
+				fclose(f);
+			}
+			diag("pid %d: wait status %d (signal %d, exit %d)", pids[i], st,
+			     st >= 0 && WIFSIGNALED(st) ? WTERMSIG(st) : 0,
+			     st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		}
+	}
 	return k;
 }
 
