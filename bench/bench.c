@@ -595,6 +595,7 @@ static void exec_contender(const struct contender *c, const char *target, const 
 		_exit(r < 0 ? 1 : 0);
 	}
 	}
+	fprintf(stderr, "bench: cannot run %s: %m\n", c->name);
 	_exit(127);
 }
 
@@ -1085,7 +1086,8 @@ static void bench_workload(unsigned wi)
 			cell->v[cell->n++] = r;
 			fprintf(stderr, "%-10s %-20s rep %u: empty %s%.2f ms, return %.2f ms, cpu %.2f ms, rss %ld KiB%s\n",
 				w->name, c->name, rep + 1, r.emptied ? "" : "NOT ", r.empty_ms, r.exit_ms,
-				r.cpu_ms, r.maxrss_kb, r.status ? " (exit status != 0)" : "");
+				r.cpu_ms, r.maxrss_kb, r.status == -1 ? " (killed: did not return)" :
+				r.status ? " (exit status != 0)" : "");
 		}
 }
 

@@ -192,10 +192,26 @@ static void progress(const char *path, unsigned left, uint64_t waited_ms, void *
 /* Process and cgroup names are arbitrary bytes (anyone with a delegated
  * subtree picks them), and messages carry them: do not let them drive the
  * terminal. */
+/* Names from the system go to a terminal: C0 controls, DEL and the C1
+ * controls of UTF-8 (U+0080..U+009F, CSI among them) become '?'. One write
+ * per line: stderr is unbuffered. */
 static void put_safe(FILE *out, const char *text)
 {
-	for (const char *c = text; *c; c++)
-		fputc((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c, out);
+	char buf[256];
+	size_t n = 0;
+
+	for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+		bool c1 = c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f;
+
+		buf[n++] = *c < 0x20 || *c == 0x7f || c1 ? '?' : (char)*c;
+		if (c1)
+			buf[n++] = '?', c++;
+		if (n >= sizeof(buf) - 1) {
+			fwrite(buf, 1, n, out);
+			n = 0;
+		}
+	}
+	fwrite(buf, 1, n, out);
 }
 
 static void print_processes(FILE *out, const struct cgk_process_list *l, const char *indent)

@@ -63,12 +63,21 @@ static int freeze_send(struct cgk_run *run, int sig)
 			return cgk_fail(run, r, "cannot freeze the cgroup");
 	}
 	settled = wait_frozen(run->t->fd);
-	r = cgk_loop_passes(run, sig, deadline, false);
+	/* Nothing in a frozen subtree forks or moves itself: one pass sees
+	 * every process, as the kernel's own single walk does. */
+	if (settled)
+		r = cgk_signal_pass(run, sig, NULL);
+	else
+		r = cgk_loop_passes(run, sig, deadline, false);
 
-	/* Thaw on every path; a cgroup the user had frozen stays frozen. */
+	/* Thaw on every path; a cgroup the user had frozen stays frozen. A
+	 * cgroup already removed (emptied by SIGKILL while frozen, then
+	 * rmdir'ed by its manager) has nothing left to thaw. */
 	if (!was_frozen) {
 		int t = cgk_write_file_at(run->t->fd, "cgroup.freeze", "0");
 
+		if (t == -ENOENT || t == -ENODEV)
+			t = 0;
 		if (t < 0 && r >= 0)
 			r = cgk_fail(run, t, "cannot thaw the cgroup");
 	}

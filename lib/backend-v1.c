@@ -121,7 +121,7 @@ static int thaw(struct v1 *v)
 		r = cgk_write_file_at(v->run->t->fd, "freezer.state", "THAWED");
 	}
 	/* The target went away with its tasks: nothing left frozen. */
-	if (r == -ENOENT)
+	if (r == -ENOENT || r == -ENODEV)
 		r = 0;
 	if (r == 0)
 		v->touched = false;
@@ -201,7 +201,9 @@ int cgk_v1_freeze_send(struct cgk_run *run, int sig, unsigned settle_ms)
 		r = freeze(&v, settle_ms, deadline, &settled);
 		if (r < 0)
 			return cgk_fail(run, r, "cannot write FROZEN to freezer.state");
-		r = cgk_loop_passes(run, sig, deadline, false);
+		/* Frozen, nothing forks or moves itself: one pass sees all. */
+		r = settled ? cgk_signal_pass(run, sig, NULL) :
+			      cgk_loop_passes(run, sig, deadline, false);
 		if (r < 0)
 			return r;
 		r = thaw(&v);

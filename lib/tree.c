@@ -41,47 +41,59 @@ static void names_free(struct names *names)
 	free(names->v);
 }
 
-/* Names of the child cgroups. The directory is closed before descending,
- * so a deep tree holds one fd per level, not two. */
-static int list_children(int cgfd, struct names *out)
+static int names_add(struct names *out, const char *name)
 {
-	int fd = openat(cgfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct dirent *de;
-	DIR *dir;
+	if (out->n == out->cap) {
+		size_t cap = out->cap ? out->cap * 2 : 16;
+		char **v = realloc(out->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		out->v = v;
+		out->cap = cap;
+	}
+	out->v[out->n] = strdup(name);
+	if (!out->v[out->n])
+		return -ENOMEM;
+	out->n++;
+	return 0;
+}
+
+/*
+ * Names of the child cgroups, read before descending, so a deep tree holds
+ * one fd per level. A child's fd is ours and read once per walk: its
+ * entries come straight from it. The target's fd may be the caller's
+ * (cgk_kill_fd) and is walked again on every pass: a fresh one is opened,
+ * leaving the caller's offset alone.
+ */
+static int list_children(int cgfd, bool own, struct names *out)
+{
+	char buf[8192] __attribute__((aligned(8)));
+	int fd = own ? cgfd : openat(cgfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int r = 0;
 
 	if (fd < 0)
 		return -errno;
-	dir = fdopendir(fd);
-	if (!dir) {
-		close(fd);
-		return -errno;
-	}
-	while ((errno = 0, de = readdir(dir))) {
-		/* Only "." and "..": a cgroup may be named ".hidden". */
-		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (out->n == out->cap) {
-			size_t cap = out->cap ? out->cap * 2 : 16;
-			char **v = realloc(out->v, cap * sizeof(*v));
+	for (;;) {
+		ssize_t n = getdents64(fd, buf, sizeof(buf));
 
-			if (!v) {
-				r = -ENOMEM;
-				break;
-			}
-			out->v = v;
-			out->cap = cap;
-		}
-		out->v[out->n] = strdup(de->d_name);
-		if (!out->v[out->n]) {
-			r = -ENOMEM;
+		if (n <= 0) {
+			r = n < 0 ? -errno : 0;
 			break;
 		}
-		out->n++;
+		for (ssize_t off = 0; r == 0 && off < n;) {
+			const struct dirent64 *de = (const void *)(buf + off);
+
+			off += de->d_reclen;
+			/* Only "." and "..": a cgroup may be named ".hidden". */
+			if (de->d_type == DT_DIR && strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+				r = names_add(out, de->d_name);
+		}
+		if (r < 0)
+			break;
 	}
-	if (!r && errno)
-		r = -errno;
-	closedir(dir);
+	if (!own)
+		close(fd);
 	return r;
 }
 
@@ -111,7 +123,8 @@ static int open_child(int cgfd, const char *name)
 	return fd;
 }
 
-static int walk(struct cgk_run *run, int cgfd, char *rel, size_t rellen,
+/* own: cgfd was opened by the walk (a child), not handed in (the target). */
+static int walk(struct cgk_run *run, int cgfd, bool own, char *rel, size_t rellen,
 		cgk_visit_fn fn, void *arg)
 {
 	struct names children = { 0 };
@@ -119,7 +132,7 @@ static int walk(struct cgk_run *run, int cgfd, char *rel, size_t rellen,
 
 	if (r < 0)
 		return r;
-	r = list_children(cgfd, &children);
+	r = list_children(cgfd, own, &children);
 	/* Removed while we looked: nothing left to do below it. */
 	if (r == -ENOENT)
 		r = 0;
@@ -145,7 +158,7 @@ static int walk(struct cgk_run *run, int cgfd, char *rel, size_t rellen,
 			len = rellen;
 		else
 			sprintf(rel + rellen, "%s%s", rellen ? "/" : "", children.v[i]);
-		r = walk(run, child, rel, len, fn, arg);
+		r = walk(run, child, true, rel, len, fn, arg);
 		rel[rellen] = '\0';
 		close(child);
 	}
@@ -157,7 +170,7 @@ int cgk_tree_walk(struct cgk_run *run, cgk_visit_fn fn, void *arg)
 {
 	char rel[4096] = "";
 
-	return walk(run, run->t->fd, rel, 0, fn, arg);
+	return walk(run, run->t->fd, false, rel, 0, fn, arg);
 }
 
 struct count {

@@ -492,6 +492,50 @@ static size_t kill_listed(const char *dir)
 	return seen;
 }
 
+/* PF_KTHREAD in /proc/PID/stat (field 9; comm may hold ')' and spaces). */
+static bool pid_is_kthread(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long flags = 0;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
+	       (flags & 0x00200000);
+}
+
+/* A kernel thread a test moved in outlives every kill: hand it back to
+ * the root cgroup of the hierarchy, where kernel threads live, or the
+ * rmdir fails for ever. */
+static void return_kthreads(const char *dir, const char *sandbox)
+{
+	const char *at = strstr(sandbox, "/" SB_PREFIX);
+	char root[PATH_MAX], pid_text[32];
+	pid_t *v = NULL;
+	size_t n = 0;
+
+	if (!at || list_pids(dir, &v, &n) < 0)
+		return;
+	snprintf(root, sizeof(root), "%.*s", (int)(at - sandbox), sandbox);
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] > 0 && pid_is_kthread(v[i])) {
+			snprintf(pid_text, sizeof(pid_text), "%d", v[i]);
+			sb_write(root, "cgroup.procs", pid_text);
+		}
+	}
+	free(v);
+}
+
 static bool subtree_holds(const struct sb_dirs *d, pid_t pid)
 {
 	bool found = false;
@@ -553,8 +597,10 @@ static int destroy_subtree(const char *path)
 		}
 		if (version == 2 && !subtree_holds(&d, getpid()))
 			sb_write(path, "cgroup.kill", "1");
-		for (size_t i = d.n; i-- > 0;)
+		for (size_t i = d.n; i-- > 0;) {
+			return_kthreads(d.v[i], path);
 			kill_listed(d.v[i]);
+		}
 		if (getpid() == sb_owner)
 			reap_any();
 		for (size_t i = d.n; i-- > 0;) {
