@@ -10,6 +10,10 @@
  * target bounds the whole subtree. The old value is put back on every path.
  * The clamp is for SIGKILL only: a graceful signal must not break forks.
  *
+ * A walk reads one list at a time: a process that keeps moving itself
+ * between cgroups of the subtree can be missed by every pass. So when the
+ * lists show nothing new, /proc is searched too (cgk_signal_stragglers).
+ *
  * Without a freezer a SIGKILLed process can finish a fork it had started
  * after its pass read the list, and the child shows up in cgroup.procs a
  * little later (the kernel's cgroup.kill closes this race with kill_seq; we
@@ -94,8 +98,16 @@ static int settle(struct cgk_run *run, int sig, uint64_t deadline)
 		if (r < 0)
 			return cgk_fail(run, r, "cannot list the processes");
 		now = cgk_now_ms();
-		if (live.n == 0 || now >= deadline)
+		if (now >= deadline)
 			return 0;
+		if (live.n == 0) {
+			r = cgk_signal_stragglers(run, sig, &fresh);
+			if (r < 0 || !fresh)
+				return r;
+			last = UINT_MAX;
+			delay = 1;
+			continue;
+		}
 		if (live.n < last || live.running) {
 			last = live.n;
 			stall_since = now;
@@ -106,6 +118,8 @@ static int settle(struct cgk_run *run, int sig, uint64_t deadline)
 		if (delay < SETTLE_DELAY_MAX_MS)
 			delay *= 2;
 		r = cgk_signal_pass(run, sig, &fresh);
+		if (r >= 0 && !fresh)
+			r = cgk_signal_stragglers(run, sig, &fresh);
 		if (r < 0)
 			return r;
 		if (fresh) {
@@ -125,9 +139,14 @@ int cgk_loop_passes(struct cgk_run *run, int sig, uint64_t deadline, bool settle
 	 * on 2 CPUs against 200-process bombs: mean time to empty 249 ms with
 	 * no pause, 273 ms with 1 ms, over 1 s with 5 ms (the bomb refills);
 	 * 1 to 4 passes. The time goes to competing with the bomb for a CPU. */
-	do
+	for (;;) {
 		r = cgk_signal_pass(run, sig, &fresh);
-	while (r >= 0 && fresh && ++passes < MAX_PASSES && cgk_now_ms() < deadline);
+		/* Nothing new in the lists: look for what moved past them. */
+		if (r >= 0 && !fresh)
+			r = cgk_signal_stragglers(run, sig, &fresh);
+		if (r < 0 || !fresh || ++passes >= MAX_PASSES || cgk_now_ms() >= deadline)
+			break;
+	}
 	if (r < 0)
 		return r;
 	if (fresh)

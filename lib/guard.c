@@ -34,25 +34,6 @@ static int inside_visit(struct cgk_run *run, int cgfd, const char *rel, void *ar
 	return r;
 }
 
-/* Where is pid on the target's hierarchy, by /proc/PID/cgroup: 1 inside
- * the subtree, 0 outside, -errno if that cannot be told. */
-static int pid_in_subtree(struct cgk_run *run, const char *pid)
-{
-	_cleanup_free_ char *buf = NULL;
-	char name[64], path[4096];
-	size_t len = strlen(run->t->rel);
-	int r;
-
-	snprintf(name, sizeof(name), "%s/cgroup", pid);
-	r = cgk_read_file_at(run->procfd, name, &buf, NULL);
-	if (r >= 0)
-		r = cgk_parse_proc_cgroup(buf, run->t->version == 2 ? NULL : run->t->mount.controllers,
-					  path, sizeof(path));
-	if (r < 0)
-		return r;
-	return strncmp(path, run->t->rel, len) == 0 && (path[len] == '\0' || path[len] == '/');
-}
-
 /* Does the subtree hold cgkill itself or PID 1? Paths compare cheaply, but
  * only when they are comparable: a mount from outside our cgroup namespace
  * ("/.." roots) or an unreadable /proc falls back to looking for the pids
@@ -62,8 +43,8 @@ static void find_inside(struct cgk_run *run, struct inside *in)
 	int self = -EINVAL, init = -EINVAL;
 
 	if (strncmp(run->t->rel, "/..", 3) != 0) {
-		self = pid_in_subtree(run, "self");
-		init = pid_in_subtree(run, "1");
+		self = cgk_pid_in_subtree(run, "self");
+		init = cgk_pid_in_subtree(run, "1");
 	}
 	if (self >= 0 && init >= 0) {
 		in->self = self;

@@ -132,6 +132,17 @@ int cgk_tree_count(struct cgk_run *run, unsigned *procs, unsigned *cgroups);
 int cgk_tree_cgroups(struct cgk_run *run, unsigned *cgroups);
 /* comm, state and (if flags) the task flags of pid from /proc/PID/stat. */
 int cgk_proc_stat(int procfd, pid_t pid, struct cgk_process *p, unsigned long *flags);
+/* Is pid ("123", "self") in the subtree, by /proc/PID/cgroup: 1 inside,
+ * 0 outside, -errno if that cannot be told. */
+int cgk_pid_in_subtree(struct cgk_run *run, const char *pid);
+/* Processes of the subtree found through /proc, not through the lists: a
+ * process that keeps moving itself between cgroups of the subtree can slip
+ * past every list read of a walk, never past /proc, where each process
+ * names its cgroup. Zombies, the caller and (skip_done) pids in run->done
+ * are left out. Nothing when the kernel already says the subtree is empty;
+ * -EOPNOTSUPP when paths cannot be compared (a mount from outside our
+ * cgroup namespace). */
+int cgk_subtree_scan(struct cgk_run *run, bool skip_done, struct cgk_pidvec *out);
 /* List the processes of the subtree, with comm and state. */
 int cgk_tree_list(struct cgk_run *run, struct cgk_process_list *out);
 
@@ -140,6 +151,8 @@ int cgk_tree_list(struct cgk_run *run, struct cgk_process_list *out);
  * sig through a pidfd once its membership is confirmed. *fresh counts the
  * processes signalled (or found unreachable) for the first time. */
 int cgk_signal_pass(struct cgk_run *run, int sig, unsigned *fresh);
+/* The same for what cgk_subtree_scan() finds that no pass reached. */
+int cgk_signal_stragglers(struct cgk_run *run, int sig, unsigned *fresh);
 
 /* ---- backends: one file each ---- */
 struct cgk_backend_ops {

@@ -184,6 +184,34 @@ static int pass_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg)
 	return r;
 }
 
+int cgk_signal_stragglers(struct cgk_run *run, int sig, unsigned *fresh)
+{
+	struct pass pass = { .sig = sig };
+	struct cgk_pidvec found = { 0 };
+	int r = cgk_subtree_scan(run, true, &found);
+
+	*fresh = 0;
+	if (r == -EOPNOTSUPP)
+		r = 0;
+	/* Pinned by a pidfd, the pid is checked again: still in the subtree,
+	 * it names the pinned process or one that is in the subtree too. */
+	for (size_t i = 0; r >= 0 && i < found.n; i++) {
+		_cleanup_close_ int pidfd = pidfd_open(found.v[i]);
+		char pid[16];
+
+		if (pidfd < 0 && errno != ENOSYS)
+			continue;
+		snprintf(pid, sizeof(pid), "%d", found.v[i]);
+		if (cgk_pid_in_subtree(run, pid) == 1)
+			r = send_one(run, &pass, found.v[i], pidfd, "");
+	}
+	cgk_pidvec_free(&found);
+	if (r < 0)
+		return cgk_fail(run, r, "cannot signal the processes found through /proc");
+	*fresh = pass.fresh;
+	return 0;
+}
+
 int cgk_signal_pass(struct cgk_run *run, int sig, unsigned *fresh)
 {
 	struct pass pass = { .sig = sig };

@@ -270,6 +270,80 @@ int cgk_tree_cgroups(struct cgk_run *run, unsigned *cgroups)
 	return cgk_tree_count(run, NULL, cgroups);
 }
 
+int cgk_pid_in_subtree(struct cgk_run *run, const char *pid)
+{
+	_cleanup_free_ char *buf = NULL;
+	char name[64], path[4096];
+	size_t len = strlen(run->t->rel);
+	int r;
+
+	snprintf(name, sizeof(name), "%s/cgroup", pid);
+	r = cgk_read_file_at(run->procfd, name, &buf, NULL);
+	if (r >= 0)
+		r = cgk_parse_proc_cgroup(buf, run->t->version == 2 ? NULL : run->t->mount.controllers,
+					  path, sizeof(path));
+	if (r < 0)
+		return r;
+	return strncmp(path, run->t->rel, len) == 0 && (path[len] == '\0' || path[len] == '/');
+}
+
+/* A cheap answer where the kernel keeps one: populated (v2), or the pids
+ * controller's count of the whole subtree (it counts zombies too, so only
+ * a 0 is an answer). */
+static bool known_empty(struct cgk_run *run)
+{
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_close_ int fd = -1;
+
+	if (run->t->version == 2) {
+		fd = openat(run->t->fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+		return fd >= 0 && cgk_events_value(fd, "populated") == 0;
+	}
+	return cgk_read_file_at(run->t->fd, "pids.current", &buf, NULL) == 0 && strcmp(buf, "0\n") == 0;
+}
+
+int cgk_subtree_scan(struct cgk_run *run, bool skip_done, struct cgk_pidvec *out)
+{
+	char buf[8192] __attribute__((aligned(8)));
+	_cleanup_close_ int fd = -1;
+	int r = 0;
+
+	/* Paths from /proc compare only within our cgroup namespace. */
+	if (strncmp(run->t->rel, "/..", 3) == 0)
+		return -EOPNOTSUPP;
+	if (known_empty(run))
+		return 0;
+	fd = openat(run->procfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n = getdents64(fd, buf, sizeof(buf));
+
+		if (n <= 0)
+			return n < 0 ? -errno : r;
+		for (ssize_t off = 0; r >= 0 && off < n;) {
+			const struct dirent64 *de = (const void *)(buf + off);
+			struct cgk_process p;
+			char *end;
+			long pid = strtol(de->d_name, &end, 10);
+
+			off += de->d_reclen;
+			if (*end || pid <= 0 || pid == run->self ||
+			    (skip_done && cgk_pidset_has(&run->done, (pid_t)pid)))
+				continue;
+			/* Gone meanwhile, or not ours to look at: not in it. */
+			if (cgk_pid_in_subtree(run, de->d_name) <= 0)
+				continue;
+			if (cgk_proc_stat(run->procfd, (pid_t)pid, &p, NULL) == 0 &&
+			    (p.state == 'Z' || p.state == 'X'))
+				continue;
+			r = cgk_pidvec_push(out, (pid_t)pid);
+		}
+		if (r < 0)
+			return r;
+	}
+}
+
 int cgk_tree_list(struct cgk_run *run, struct cgk_process_list *out)
 {
 	struct count c = { .list = out };

@@ -69,6 +69,15 @@ static int wait_events(struct cgk_run *run, int fd, uint64_t deadline)
 	}
 }
 
+static bool stragglers(struct cgk_run *run)
+{
+	struct cgk_pidvec found = { 0 };
+	bool any = cgk_subtree_scan(run, false, &found) == 0 && found.n > 0;
+
+	cgk_pidvec_free(&found);
+	return any;
+}
+
 static int wait_polling(struct cgk_run *run, uint64_t deadline)
 {
 	uint64_t start = cgk_now_ms(), next = start + PROGRESS_MS;
@@ -80,7 +89,8 @@ static int wait_polling(struct cgk_run *run, uint64_t deadline)
 
 		if (r < 0)
 			return r;
-		if (procs == 0)
+		/* The lists can miss a process on the move; /proc cannot. */
+		if (procs == 0 && !stragglers(run))
 			return 0;
 		if (cgk_now_ms() >= deadline)
 			return -ETIMEDOUT;

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Processes that keep moving themselves between two cgroups of the target
+ * while the loop backend walks it. A walk reads one cgroup's list at a
+ * time, so such a process can be in the other cgroup at every read and
+ * slip past every pass, and past a wait that polls the lists (v1). The
+ * loop backend then looks for it in /proc, where it cannot hide.
+ *
+ * Many migrators, many rounds, each on v1 (pids hierarchy) and v2: the
+ * race is one of timing, and without the /proc search some rounds lose it.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgkill.h"
+#include "sandbox.h"
+#include "tap.h"
+
+#define ROUNDS 10
+#define MIGRATORS 8
+
+static void one_round(enum sb_hier h, unsigned round)
+{
+	const char *hn = sb_hier_name(h);
+	char *box = sb_create(h);
+	char *a = box ? sb_mkdir(box, "a") : NULL, *b = box ? sb_mkdir(box, "b") : NULL;
+	struct cgk_options o = CGK_OPTIONS_INIT;
+	struct cgk_report rep;
+	pid_t pids[MIGRATORS];
+	unsigned n = 0, killed = 0;
+	int r;
+
+	if (!a || !b) {
+		ok(false, "%s round %u: sandbox: %s", hn, round, strerror(errno));
+		goto out;
+	}
+	for (; n < MIGRATORS; n++) {
+		struct sb_proc p = { .what = SB_MIGRATE, .cgroups = { a }, .migrate = { a, b } };
+
+		pids[n] = sb_spawn(&p);
+		if (pids[n] < 0)
+			break;
+	}
+	if (!is_int(n, MIGRATORS, "%s round %u: %d migrators", hn, round, MIGRATORS))
+		goto out;
+	sb_sleep_ms(50);	/* let them race */
+	o.backend = CGK_BACKEND_LOOP;
+	o.wait_ms = 5000;
+	r = cgk_kill(box, &o, &rep);
+	if (!is_int(r, 0, "%s round %u: killed and waited", hn, round))
+		diag("%s", rep.message);
+	ok(rep.emptied, "%s round %u: reported empty", hn, round);
+	cgk_report_free(&rep);
+	for (unsigned i = 0; i < n; i++)
+		killed += sb_killed_by(pids[i], SIGKILL, i ? 100 : 3000);
+	is_int(killed, n, "%s round %u: every migrator died of SIGKILL", hn, round);
+out:
+	if (box)
+		sb_destroy(box);
+	free(a);
+	free(b);
+	free(box);
+}
+
+int main(void)
+{
+	static const enum sb_hier hiers[] = { SB_V1_PIDS, SB_V2 };
+
+	sb_init(300);
+	sb_require_root();
+	no_plan();
+	for (size_t i = 0; i < sizeof(hiers) / sizeof(hiers[0]); i++) {
+		if (!sb_mount(hiers[i])) {
+			skip("no %s hierarchy", sb_hier_name(hiers[i]));
+			continue;
+		}
+		for (unsigned round = 1; round <= ROUNDS; round++)
+			one_round(hiers[i], round);
+	}
+	return done_testing();
+}
