@@ -3,8 +3,13 @@
  * cgroup v2 freezer (Linux 5.2+): freeze the subtree, signal every process
  * once, thaw. A frozen task cannot fork or move itself, so a pass over the
  * frozen tree sees every process; frozen tasks still die from SIGKILL.
- * Passes repeat until one finds nothing new, which also covers a freeze
- * that did not settle in time.
+ *
+ * Freezing thousands of runnable tasks takes as long as giving each a CPU
+ * once, so SIGKILL does not wait for it: passes run while the freeze
+ * spreads (a killed task forks no more), until the subtree is empty, or is
+ * frozen and a pass after that finds nothing new. Other signals wait for
+ * the freeze (bounded), then one pass sees everything. A freeze that does
+ * not settle in time is no error: passes go on, and go on after the thaw.
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -25,19 +30,14 @@ static int freeze_probe(struct cgk_run *run, int sig)
 	return 0;
 }
 
-/* Wait, bounded, for "frozen 1"; tasks in D state or forking can delay it.
- * A freeze that does not settle is not an error: the passes go on, and go
- * on after the thaw too. */
-static bool wait_frozen(int cgfd)
+/* Wait, bounded, for "frozen 1"; tasks in D state or forking can delay it. */
+static bool wait_frozen(int evfd)
 {
-	_cleanup_close_ int fd = openat(cgfd, "cgroup.events", O_RDONLY | O_CLOEXEC);
 	uint64_t deadline = cgk_now_ms() + FREEZE_WAIT_MS;
 	int frozen;
 
-	if (fd < 0)
-		return false;
-	while ((frozen = cgk_events_value(fd, "frozen")) == 0) {
-		struct pollfd pfd = { .fd = fd, .events = POLLPRI };
+	while ((frozen = cgk_events_value(evfd, "frozen")) == 0) {
+		struct pollfd pfd = { .fd = evfd, .events = POLLPRI };
 		uint64_t now = cgk_now_ms();
 
 		if (now >= deadline)
@@ -47,12 +47,41 @@ static bool wait_frozen(int cgfd)
 	return frozen == 1;
 }
 
+/* SIGKILL while the freeze spreads. True once settled: the subtree was
+ * empty, or frozen before a pass that found nothing new (a frozen task
+ * neither forks nor moves). False if, for FREEZE_WAIT_MS, nothing new was
+ * found and the freeze did not complete. */
+static bool kill_freezing(struct cgk_run *run, int evfd, uint64_t deadline, int *r)
+{
+	uint64_t quiet_since = cgk_now_ms();
+
+	for (;;) {
+		int frozen = cgk_events_value(evfd, "frozen");
+		int populated = cgk_events_value(evfd, "populated");
+		unsigned fresh;
+		uint64_t now;
+
+		*r = cgk_signal_pass(run, SIGKILL, &fresh);
+		/* ENODEV through our fd: removed, which only an empty cgroup can be. */
+		if (*r < 0 || populated == 0 || populated == -ENODEV || (frozen == 1 && !fresh))
+			return *r >= 0;
+		now = cgk_now_ms();
+		if (fresh)
+			quiet_since = now;
+		else if (now >= deadline || now - quiet_since >= FREEZE_WAIT_MS)
+			return false;
+		else	/* until killed tasks leave or the freeze completes */
+			poll(&(struct pollfd){ .fd = evfd, .events = POLLPRI }, 1, 10);
+	}
+}
+
 static int freeze_send(struct cgk_run *run, int sig)
 {
 	_cleanup_free_ char *old = NULL;
 	int r = cgk_read_file_at(run->t->fd, "cgroup.freeze", &old, NULL);
 	bool was_frozen = r == 0 && old[0] == '1';
 	uint64_t deadline = cgk_now_ms() + SEND_BUDGET_MS;
+	_cleanup_close_ int evfd = -1;
 	bool settled;
 
 	if (r < 0)
@@ -62,13 +91,19 @@ static int freeze_send(struct cgk_run *run, int sig)
 		if (r < 0)
 			return cgk_fail(run, r, "cannot freeze the cgroup");
 	}
-	settled = wait_frozen(run->t->fd);
-	/* Nothing in a frozen subtree forks or moves itself: one pass sees
-	 * every process, as the kernel's own single walk does. */
-	if (settled)
-		r = cgk_signal_pass(run, sig, NULL);
-	else
+	evfd = openat(run->t->fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+	if (evfd < 0) {
+		settled = false;
 		r = cgk_loop_passes(run, sig, deadline, false);
+	} else if (sig == SIGKILL) {
+		settled = kill_freezing(run, evfd, deadline, &r);
+	} else {
+		/* Nothing in a frozen subtree forks or moves itself: one pass
+		 * sees every process, as the kernel's own single walk does. */
+		settled = wait_frozen(evfd);
+		r = settled ? cgk_signal_pass(run, sig, NULL) :
+			      cgk_loop_passes(run, sig, deadline, false);
+	}
 
 	/* Thaw on every path; a cgroup the user had frozen stays frozen. A
 	 * cgroup already removed (emptied by SIGKILL while frozen, then
