@@ -71,8 +71,13 @@ static int wait_events(struct cgk_run *run, int fd, uint64_t deadline)
 
 static bool stragglers(struct cgk_run *run)
 {
+	const struct cgk_report *rep = run->rep;
+	/* A process we sent SIGKILL cannot move any more: if it lives, the
+	 * lists show it. Skipping those spares a /proc read per process that
+	 * is still being reaped. */
+	bool killed = rep->n_signals && rep->signals[rep->n_signals - 1] == SIGKILL;
 	struct cgk_pidvec found = { 0 };
-	bool any = cgk_subtree_scan(run, false, &found) == 0 && found.n > 0;
+	bool any = cgk_subtree_scan(run, killed, &found) == 0 && found.n > 0;
 
 	cgk_pidvec_free(&found);
 	return any;
