@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cgkill.h"
@@ -297,6 +298,20 @@ static void catch_interrupts(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
+/* The library opens pidfds in batches of up to half the soft fd limit and
+ * confirms each batch with one more read of the list: fewer, larger
+ * batches on big cgroups. This process uses no select(2), so the hard
+ * limit is safe to take. */
+static void raise_fd_limit(void)
+{
+	struct rlimit nofile;
+
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
+}
+
 static void free_targets(char ***targets)
 {
 	for (char **t = *targets; t && *t; t++)
@@ -466,6 +481,7 @@ int main(int argc, char **argv)
 		return EXIT_ERROR;
 	}
 	catch_interrupts();
+	raise_fd_limit();
 	cli.opts.cancel = &interrupted;
 	for (size_t i = 0; i < n_targets && !interrupted; i++, handled++) {
 		int r = cgk_kill(targets[i], &cli.opts, &reports[i]);

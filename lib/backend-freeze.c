@@ -19,6 +19,7 @@
 
 #define FREEZE_WAIT_MS 1000
 #define SEND_BUDGET_MS 10000
+#define PASS_GAP_MAX_MS 128
 
 static int freeze_probe(struct cgk_run *run, int sig)
 {
@@ -49,29 +50,40 @@ static bool wait_frozen(int evfd)
 
 /* SIGKILL while the freeze spreads. True once settled: the subtree was
  * empty, or frozen before a pass that found nothing new (a frozen task
- * neither forks nor moves). False if, for FREEZE_WAIT_MS, nothing new was
- * found and the freeze did not complete. */
+ * neither forks nor moves). Between passes that find nothing, the gap
+ * doubles: what is left is dying or freezing, which cgroup.events tells.
+ * False if for FREEZE_WAIT_MS nothing new was found and cgroup.events did
+ * not change (a task in D state), or at the deadline. */
 static bool kill_freezing(struct cgk_run *run, int evfd, uint64_t deadline, int *r)
 {
-	uint64_t quiet_since = cgk_now_ms();
+	uint64_t now = cgk_now_ms(), quiet_since = now, next_pass = now;
+	unsigned gap = 1;
 
 	for (;;) {
 		int frozen = cgk_events_value(evfd, "frozen");
 		int populated = cgk_events_value(evfd, "populated");
-		unsigned fresh;
-		uint64_t now;
+		struct pollfd pfd = { .fd = evfd, .events = POLLPRI };
+		unsigned fresh = 0;
 
-		*r = cgk_signal_pass(run, SIGKILL, &fresh);
 		/* ENODEV through our fd: removed, which only an empty cgroup can be. */
-		if (*r < 0 || populated == 0 || populated == -ENODEV || (frozen == 1 && !fresh))
-			return *r >= 0;
-		now = cgk_now_ms();
-		if (fresh)
-			quiet_since = now;
-		else if (now >= deadline || now - quiet_since >= FREEZE_WAIT_MS)
+		if (populated == 0 || populated == -ENODEV)
+			return true;
+		if (frozen == 1 || now >= next_pass) {
+			*r = cgk_signal_pass(run, SIGKILL, &fresh);
+			if (*r < 0 || (frozen == 1 && !fresh))
+				return *r >= 0;
+			gap = fresh ? 1 : gap < PASS_GAP_MAX_MS ? gap * 2 : PASS_GAP_MAX_MS;
+			now = cgk_now_ms();
+			next_pass = now + gap;
+			if (fresh)
+				quiet_since = now;
+		}
+		if (now >= deadline || now - quiet_since >= FREEZE_WAIT_MS)
 			return false;
-		else	/* until killed tasks leave or the freeze completes */
-			poll(&(struct pollfd){ .fd = evfd, .events = POLLPRI }, 1, 10);
+		/* A change means tasks still leave or freeze: not stuck. */
+		if (poll(&pfd, 1, (int)(next_pass - now)) > 0)
+			quiet_since = cgk_now_ms();
+		now = cgk_now_ms();
 	}
 }
 
