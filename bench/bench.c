@@ -875,6 +875,12 @@ static int run_one(const struct workload *w, const struct contender *c, struct r
 		ppoll(&pfd, 1, &ts, NULL);
 	}
 	if (!exited) {
+		/* Where a contender that never returned is stuck, for the log. */
+		char stack[4096], where[64];
+
+		snprintf(where, sizeof(where), "/proc/%d/stack", cpid);
+		if (read_small(where, stack, sizeof(stack)) > 0)
+			fprintf(stderr, "bench: %s did not return; kernel stack:\n%s", c->name, stack);
 		kill(cpid, SIGKILL);
 		wait4(cpid, &status, 0, &ru);
 	} else {
