@@ -212,7 +212,8 @@ static void put_safe(FILE *out, const char *text)
 			n = 0;
 		}
 	}
-	fwrite(buf, 1, n, out);
+	if (n)
+		fwrite(buf, 1, n, out);
 }
 
 static void print_processes(FILE *out, const struct cgk_process_list *l, const char *indent)

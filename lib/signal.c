@@ -194,7 +194,9 @@ int cgk_signal_stragglers(struct cgk_run *run, int sig, unsigned *fresh)
 	if (r == -EOPNOTSUPP)
 		r = 0;
 	/* Pinned by a pidfd, the pid is checked again: still in the subtree,
-	 * it names the pinned process or one that is in the subtree too. */
+	 * it names the pinned process or one that is in the subtree too.
+	 * (Without pidfds, kill_checked() accepts the target cgroup itself
+	 * only; a straggler below it is left for the wait to report.) */
 	for (size_t i = 0; r >= 0 && i < found.n; i++) {
 		_cleanup_close_ int pidfd = pidfd_open(found.v[i]);
 		char pid[16];
