@@ -66,32 +66,45 @@ static int names_add(struct names *out, const char *name)
  * (cgk_kill_fd) and is walked again on every pass: a fresh one is opened,
  * leaving the caller's offset alone.
  */
-static int list_children(int cgfd, bool own, struct names *out)
+/* fn for every entry of the directory fd, read with getdents64; stops at
+ * fn's first negative return. 0 or -errno. */
+static int each_entry(int fd, int (*fn)(const struct dirent64 *de, void *arg), void *arg)
 {
 	char buf[8192] __attribute__((aligned(8)));
-	int fd = own ? cgfd : openat(cgfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int r = 0;
 
-	if (fd < 0)
-		return -errno;
 	for (;;) {
 		ssize_t n = getdents64(fd, buf, sizeof(buf));
 
-		if (n <= 0) {
-			r = n < 0 ? -errno : 0;
-			break;
-		}
-		for (ssize_t off = 0; r == 0 && off < n;) {
+		if (n <= 0)
+			return n < 0 ? -errno : 0;
+		for (ssize_t off = 0; off < n;) {
 			const struct dirent64 *de = (const void *)(buf + off);
+			int r;
 
 			off += de->d_reclen;
-			/* Only "." and "..": a cgroup may be named ".hidden". */
-			if (de->d_type == DT_DIR && strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-				r = names_add(out, de->d_name);
+			r = fn(de, arg);
+			if (r < 0)
+				return r;
 		}
-		if (r < 0)
-			break;
 	}
+}
+
+static int add_child(const struct dirent64 *de, void *arg)
+{
+	/* Only "." and "..": a cgroup may be named ".hidden". */
+	if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+		return 0;
+	return names_add(arg, de->d_name);
+}
+
+static int list_children(int cgfd, bool own, struct names *out)
+{
+	int fd = own ? cgfd : openat(cgfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	r = each_entry(fd, add_child, out);
 	if (!own)
 		close(fd);
 	return r;
@@ -302,11 +315,35 @@ static bool known_empty(struct cgk_run *run)
 	return cgk_read_file_at(run->t->fd, "pids.current", &buf, NULL) == 0 && strcmp(buf, "0\n") == 0;
 }
 
+struct scan {
+	struct cgk_run *run;
+	bool skip_done;
+	struct cgk_pidvec *out;
+};
+
+static int scan_entry(const struct dirent64 *de, void *arg)
+{
+	struct scan *sc = arg;
+	struct cgk_process p;
+	char *end;
+	long pid = strtol(de->d_name, &end, 10);
+
+	if (*end || pid <= 0 || pid == sc->run->self ||
+	    (sc->skip_done && cgk_pidset_has(&sc->run->done, (pid_t)pid)))
+		return 0;
+	/* Gone meanwhile, or not ours to look at: not in it. */
+	if (cgk_pid_in_subtree(sc->run, de->d_name) <= 0)
+		return 0;
+	if (cgk_proc_stat(sc->run->procfd, (pid_t)pid, &p, NULL) == 0 &&
+	    (p.state == 'Z' || p.state == 'X'))
+		return 0;
+	return cgk_pidvec_push(sc->out, (pid_t)pid);
+}
+
 int cgk_subtree_scan(struct cgk_run *run, bool skip_done, struct cgk_pidvec *out)
 {
-	char buf[8192] __attribute__((aligned(8)));
+	struct scan sc = { .run = run, .skip_done = skip_done, .out = out };
 	_cleanup_close_ int fd = -1;
-	int r = 0;
 
 	/* Paths from /proc compare only within our cgroup namespace. */
 	if (strncmp(run->t->rel, "/..", 3) == 0)
@@ -316,32 +353,7 @@ int cgk_subtree_scan(struct cgk_run *run, bool skip_done, struct cgk_pidvec *out
 	fd = openat(run->procfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	for (;;) {
-		ssize_t n = getdents64(fd, buf, sizeof(buf));
-
-		if (n <= 0)
-			return n < 0 ? -errno : r;
-		for (ssize_t off = 0; r >= 0 && off < n;) {
-			const struct dirent64 *de = (const void *)(buf + off);
-			struct cgk_process p;
-			char *end;
-			long pid = strtol(de->d_name, &end, 10);
-
-			off += de->d_reclen;
-			if (*end || pid <= 0 || pid == run->self ||
-			    (skip_done && cgk_pidset_has(&run->done, (pid_t)pid)))
-				continue;
-			/* Gone meanwhile, or not ours to look at: not in it. */
-			if (cgk_pid_in_subtree(run, de->d_name) <= 0)
-				continue;
-			if (cgk_proc_stat(run->procfd, (pid_t)pid, &p, NULL) == 0 &&
-			    (p.state == 'Z' || p.state == 'X'))
-				continue;
-			r = cgk_pidvec_push(out, (pid_t)pid);
-		}
-		if (r < 0)
-			return r;
-	}
+	return each_entry(fd, scan_entry, &sc);
 }
 
 int cgk_tree_list(struct cgk_run *run, struct cgk_process_list *out)
