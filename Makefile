@@ -47,7 +47,12 @@ $(B)/cgkill: $(B)/cli/cgkill.o $(B)/libcgkill.a
 $(B)/tests/%: $(B)/tests/%.o $(TEST_LIB_SRC:%.c=$(B)/%.o) $(B)/libcgkill.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ -lpthread
 
-tests: all $(TEST_BIN)
+# A program of its own, so a bomb's forks copy it and not a test binary.
+$(B)/tests/forkbomb: tests/helper/forkbomb.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $<
+
+tests: all $(TEST_BIN) $(B)/tests/forkbomb
 
 # CGKILL_TEST_NO_SKIP=1 turns a skipped cgroup test into a failure (CI sets it).
 check: tests

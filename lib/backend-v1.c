@@ -19,8 +19,8 @@
  *   touched; their tasks find the signal pending when they are thawed.
  *
  * FREEZING can fail to settle (tasks in D state, or forking fast): the wait
- * is bounded, then the target is thawed and frozen again a few times, then
- * the passes go on over a partial freeze. A partial freeze is not a complete
+ * is bounded; for signals other than SIGKILL the target is then thawed and
+ * frozen again a few times. Then the passes go on over a partial freeze. A partial freeze is not a complete
  * listing, so after the thaw another pass (and, if it found anything,
  * another round) runs, and after SIGKILL the passes go on while the killed
  * processes leave (see backend-loop.c).
@@ -154,8 +154,8 @@ static int wait_frozen(int cgfd, uint64_t deadline)
 }
 
 /* Freeze the target; *settled tells whether FROZEN was reached. When it
- * stays FREEZING, thaw, let the tasks run a moment, retry; in the end leave
- * it freezing (most tasks stopped is better than none) and go on. */
+ * stays FREEZING, thaw, let the tasks run a moment, retry (not for SIGKILL);
+ * in the end leave it freezing (most tasks stopped is better than none). */
 static int freeze(struct v1 *v, unsigned settle_ms, uint64_t deadline, bool *settled)
 {
 	int fd = v->run->t->fd;
@@ -173,7 +173,9 @@ static int freeze(struct v1 *v, unsigned settle_ms, uint64_t deadline, bool *set
 			*settled = r > 0;
 			return r < 0 ? r : 0;
 		}
-		if (try + 1 == FREEZE_TRIES || cgk_now_ms() >= deadline)
+		/* SIGKILL makes do with a partial freeze (passes, thaw, passes):
+		 * a thaw to retry would set a fork bomb free again. */
+		if (v->sig == SIGKILL || try + 1 == FREEZE_TRIES || cgk_now_ms() >= deadline)
 			break;
 		r = cgk_write_file_at(fd, "freezer.state", "THAWED");
 		if (r < 0)

@@ -714,7 +714,8 @@ out:
 /*
  * A bigger bomb against v1-freeze: freezer.state can stay FREEZING while it
  * forks. Observe how long a plain freeze takes to settle, then check the
- * backend's kill is bounded and complete either way.
+ * backend's kill is complete either way, within its own time budget (over
+ * it, cgk_kill fails). How fast is for the benchmark.
  */
 static void test_freezing_bomb(const char *fz, const char *pd)
 {
@@ -765,9 +766,8 @@ static void test_freezing_bomb(const char *fz, const char *pd)
 	r = do_kill(s.target, CGK_BACKEND_V1_FREEZE, SIGKILL, DEADLINE_MS, &rep);
 	is_int(r, 0, "%s: cgk_kill returns 0", name);
 	is_int(dump_left(s.target), 0, "%s: nothing left without a SIGKILL pending", name);
-	ok(rep.emptied, "%s: emptied, %u signalled, in %llu ms", name, rep.signalled,
-	   (unsigned long long)(sb_now_ms() - t0));
-	ok(sb_now_ms() - t0 < 12000, "%s: bounded", name);
+	ok(rep.emptied, "%s: emptied, %u signalled, sent in %llu ms, empty after %llu ms", name,
+	   rep.signalled, (unsigned long long)rep.signal_ms, (unsigned long long)rep.empty_ms);
 	is_int(sb_wait_empty(lim, 1000), 0, "%s: limiter empty", name);
 	ok(state_is(s.target, "THAWED"), "%s: not left frozen", name);
 out:
