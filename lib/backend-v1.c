@@ -211,9 +211,10 @@ int cgk_v1_freeze_send(struct cgk_run *run, int sig, unsigned settle_ms)
 		r = thaw(&v);
 		if (r < 0)
 			return cgk_fail(run, r, "cannot write THAWED to freezer.state");
-		/* A settled freeze listed everything. What a handler forks after
-		 * the thaw is new, as with the v2 freezer: not signalled. */
-		if (settled && sig != SIGKILL)
+		/* A settled freeze listed everything. Killed tasks fork no more;
+		 * what a handler forks after the thaw is new, as with the v2
+		 * freezer: not signalled. */
+		if (settled)
 			break;
 		r = cgk_signal_pass(run, sig, &fresh);
 		if (r < 0)

@@ -108,6 +108,7 @@ struct cgk_run {
 	bool self_seen;		/* the caller is in the target (--force) */
 	bool self_inside;	/* guard: the caller's cgroup is in the subtree */
 	size_t batch;		/* pidfds open at once, under RLIMIT_NOFILE */
+	bool no_pidfd_info;	/* PIDFD_GET_INFO is not there (before 6.13) */
 };
 
 /* Set rep->error and rep->message ("PATH: what (ERRNO)"); returns err. */

@@ -4,13 +4,18 @@
  *
  * A pid read from cgroup.procs can die and be reused by an unrelated process
  * before we act on it. So: open a pidfd for every new pid of a cgroup, then
- * read the cgroup's list again. A pid still listed names a live process in
- * the cgroup; if that is not the process our pidfd pins, the pinned one is
- * dead and the signal fails with ESRCH. Either way nothing outside is hit.
+ * confirm that the pinned process is in the cgroup. Since Linux 6.13 the
+ * pidfd says so itself (PIDFD_GET_INFO: its v2 cgroup id). Otherwise, or
+ * when the ids differ (a process of a threaded subtree, listed by its
+ * domain), read the cgroup's list again: a pid still listed names a live
+ * process in the cgroup; if that is not the process our pidfd pins, the
+ * pinned one is dead and the signal fails with ESRCH. Either way nothing
+ * outside is hit.
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 
 #include "internal.h"
@@ -18,6 +23,25 @@
 #ifndef PF_KTHREAD
 #define PF_KTHREAD 0x00200000
 #endif
+
+#ifndef PIDFD_GET_INFO
+struct pidfd_info {
+	uint64_t mask;
+	uint64_t cgroupid;
+	uint32_t pid, tgid, ppid;
+	uint32_t ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+	uint32_t spare0[1];
+};
+#define PIDFD_GET_INFO _IOWR(0xFF, 11, struct pidfd_info)
+#define PIDFD_INFO_CGROUPID (1UL << 2)
+#endif
+
+/* One pid of a batch, from pidfd_open to the signal. */
+struct slot {
+	int pidfd;		/* or -errno of pidfd_open */
+	bool member;		/* the pidfd says: in this cgroup */
+	bool maybe_kthread;	/* not ruled out by its parent */
+};
 
 struct pass {
 	int sig;
@@ -77,8 +101,34 @@ static int kill_checked(struct cgk_run *run, pid_t pid, int sig, const char *rel
 	return kill(pid, sig) < 0 ? -errno : 0;
 }
 
+/*
+ * What the pidfd tells of its process (Linux 6.13+): whether it is in the
+ * v2 cgroup cgid (0: do not ask), and whether it may be a kernel thread.
+ * Every kernel thread is a child of kthreadd (pid 2) or kthreadd itself
+ * (parent 0), and only the initial pid namespace sees them: any other parent
+ * rules one out. Leaves the slot as it is when the kernel cannot tell.
+ */
+static void pidfd_facts(struct cgk_run *run, uint64_t cgid, struct slot *s)
+{
+	struct pidfd_info info = { .mask = PIDFD_INFO_CGROUPID };
+
+	if (run->no_pidfd_info || s->pidfd < 0)
+		return;
+	if (ioctl(s->pidfd, PIDFD_GET_INFO, &info) < 0) {
+		if (errno == ESRCH) {	/* gone */
+			close(s->pidfd);
+			s->pidfd = -ESRCH;
+		} else {
+			run->no_pidfd_info = errno == ENOTTY || errno == EINVAL;
+		}
+		return;
+	}
+	s->member = cgid && (info.mask & PIDFD_INFO_CGROUPID) && info.cgroupid == cgid;
+	s->maybe_kthread = info.ppid == 0 || info.ppid == 2;
+}
+
 static int send_one(struct cgk_run *run, struct pass *pass, pid_t pid, int pidfd,
-		    const char *rel)
+		    bool maybe_kthread, const char *rel)
 {
 	int r;
 
@@ -87,7 +137,7 @@ static int send_one(struct cgk_run *run, struct pass *pass, pid_t pid, int pidfd
 		run->self_seen = true;
 		return cgk_pidset_add(&run->done, pid);
 	}
-	if (is_kthread(run->procfd, pid))
+	if (maybe_kthread && is_kthread(run->procfd, pid))
 		return cgk_pidset_add(&run->done, pid);
 	if (pidfd >= 0)
 		r = pidfd_send_signal(pidfd, pass->sig) < 0 ? -errno : 0;
@@ -105,44 +155,75 @@ static int send_one(struct cgk_run *run, struct pass *pass, pid_t pid, int pidfd
 	return cgk_pidset_add(&run->done, pid);
 }
 
-/* Open pidfds for pids[0..n), confirm membership with a fresh read of the
- * list, signal. pidfds[i] holds an fd or -errno of pidfd_open. */
+/* The id of a v2 cgroup (its file handle); 0 if unknown. */
+static uint64_t cgroup_id(int cgfd)
+{
+	union {
+		struct file_handle fh;
+		char buf[sizeof(struct file_handle) + sizeof(uint64_t)];
+	} h = { .fh.handle_bytes = sizeof(uint64_t) };
+	uint64_t id = 0;
+	int mnt;
+
+	if (name_to_handle_at(cgfd, "", &h.fh, &mnt, AT_EMPTY_PATH) == 0 &&
+	    h.fh.handle_bytes == sizeof(id))
+		memcpy(&id, h.fh.f_handle, sizeof(id));
+	return id;
+}
+
+/* Open pidfds for pids[0..n), confirm membership (by the pidfd, else by a
+ * fresh read of the list), signal. */
 static int signal_batch(struct cgk_run *run, struct pass *pass, int cgfd, const char *rel,
-			const pid_t *pids, int *pidfds, size_t n)
+			const pid_t *pids, struct slot *slots, size_t n)
 {
 	struct cgk_pidvec again = { 0 };
-	int r;
+	uint64_t cgid = run->t->version == 2 && !run->no_pidfd_info ? cgroup_id(cgfd) : 0;
+	bool reread = false;
+	int r = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		pidfds[i] = pidfd_open(pids[i]);
-		if (pidfds[i] < 0)
-			pidfds[i] = -errno;
+		struct slot *s = &slots[i];
+
+		s->pidfd = pidfd_open(pids[i]);
+		if (s->pidfd < 0)
+			s->pidfd = -errno;
+		s->member = false;
+		s->maybe_kthread = true;
+		pidfd_facts(run, cgid, s);
+		if (s->pidfd == -ESRCH)
+			continue;
+		reread = reread || !s->member;
 	}
 	/* On v1 cgroup.procs lists a process when any one of its threads is
 	 * in the cgroup; a process-directed signal must need its leader there
 	 * (the leader's tid is the pid), so v1 confirms against "tasks". */
-	r = cgk_read_pid_file(cgfd, run->t->version == 1 ? "tasks" : "cgroup.procs", &again);
-	if (r == -ENOENT)
-		r = 0;
-	cgk_pidvec_sort(&again);
+	if (reread) {
+		r = cgk_read_pid_file(cgfd, run->t->version == 1 ? "tasks" : "cgroup.procs",
+				      &again);
+		if (r == -ENOENT)
+			r = 0;
+		cgk_pidvec_sort(&again);
+	}
 	for (size_t i = 0; r >= 0 && i < n; i++) {
+		const struct slot *s = &slots[i];
+
 		/* Not listed any more: gone, or moved and a later pass sees it. */
-		if (!cgk_pidvec_has_sorted(&again, pids[i]))
+		if (!s->member && !cgk_pidvec_has_sorted(&again, pids[i]))
 			continue;
-		if (pidfds[i] == -ESRCH)
+		if (s->pidfd == -ESRCH)
 			continue;
 		/* ENOSYS: no pidfds on this kernel; anything else is a failure. */
-		if (pidfds[i] < 0 && pidfds[i] != -ENOSYS) {
-			r = pidfds[i];
+		if (s->pidfd < 0 && s->pidfd != -ENOSYS) {
+			r = s->pidfd;
 			break;
 		}
-		r = send_one(run, pass, pids[i], pidfds[i], rel);
+		r = send_one(run, pass, pids[i], s->pidfd, s->maybe_kthread, rel);
 	}
 	if (r < 0)
 		cgk_fail(run, r, "cannot signal the processes of %s", *rel ? rel : "the target");
 	for (size_t i = 0; i < n; i++)
-		if (pidfds[i] >= 0)
-			close(pidfds[i]);
+		if (slots[i].pidfd >= 0)
+			close(slots[i].pidfd);
 	cgk_pidvec_free(&again);
 	return r;
 }
@@ -151,7 +232,7 @@ static int pass_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg)
 {
 	struct pass *pass = arg;
 	struct cgk_pidvec listed = { 0 }, fresh = { 0 };
-	int *pidfds = NULL;
+	struct slot *slots = NULL;
 	size_t batch;
 	int r = cgk_read_procs(cgfd, &listed);
 
@@ -171,14 +252,14 @@ static int pass_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg)
 	batch = fresh.n < run->batch ? fresh.n : run->batch;
 	if (!batch)
 		batch = 1;
-	if (r >= 0 && batch && !(pidfds = malloc(batch * sizeof(*pidfds))))
+	if (r >= 0 && batch && !(slots = malloc(batch * sizeof(*slots))))
 		r = -ENOMEM;
 	for (size_t i = 0; r >= 0 && i < fresh.n; i += batch) {
 		size_t n = fresh.n - i < batch ? fresh.n - i : batch;
 
-		r = signal_batch(run, pass, cgfd, rel, fresh.v + i, pidfds, n);
+		r = signal_batch(run, pass, cgfd, rel, fresh.v + i, slots, n);
 	}
-	free(pidfds);
+	free(slots);
 	cgk_pidvec_free(&listed);
 	cgk_pidvec_free(&fresh);
 	return r;
@@ -205,7 +286,7 @@ int cgk_signal_stragglers(struct cgk_run *run, int sig, unsigned *fresh)
 			continue;
 		snprintf(pid, sizeof(pid), "%d", found.v[i]);
 		if (cgk_pid_in_subtree(run, pid) == 1)
-			r = send_one(run, &pass, found.v[i], pidfd, "");
+			r = send_one(run, &pass, found.v[i], pidfd, true, "");
 	}
 	cgk_pidvec_free(&found);
 	if (r < 0)

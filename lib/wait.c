@@ -89,6 +89,7 @@ static int wait_polling(struct cgk_run *run, uint64_t deadline)
 	unsigned delay = 1;
 
 	for (;;) {
+		uint64_t walk_start = cgk_now_ms(), walk_ms;
 		unsigned procs = 0;
 		int r = cgk_tree_count(run, &procs, NULL);
 
@@ -102,7 +103,10 @@ static int wait_polling(struct cgk_run *run, uint64_t deadline)
 		if (cancelled(run))
 			return -ECANCELED;
 		progress(run, start, &next);
-		cgk_sleep_ms(delay);
+		/* A walk of a big tree costs (25 ms for 1,000 cgroups), and the
+		 * dying need the CPU: wait at least as long as the walk took. */
+		walk_ms = cgk_now_ms() - walk_start;
+		cgk_sleep_ms(delay > walk_ms ? delay : (unsigned)walk_ms);
 		if (delay < 50)
 			delay *= 2;
 	}

@@ -155,6 +155,60 @@ out:
 	free(t);
 }
 
+/*
+ * The domain of a threaded subtree lists in cgroup.procs the processes of
+ * the whole subtree, also one whose leader sits in a threaded child (whose
+ * own list cannot be read). Killing the domain must reach it, although its
+ * leader's cgroup is not the domain: the membership check by cgroup id
+ * (PIDFD_GET_INFO) must fall back to the list.
+ */
+static void test_threaded_domain(void)
+{
+	static const enum cgk_backend backends[] = { CGK_BACKEND_FREEZE, CGK_BACKEND_LOOP };
+
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
+		const char *bn = cgk_backend_name(backends[i]);
+		char *p = sb_mkdir(box2, "tdomain"), *s = sb_mkdir(box2, "tdomain/S");
+		char *x = sb_mkdir(box2, "tdomain/X"), *t = sb_mkdir(box2, "tdomain/X/T");
+		struct sb_proc mt = { .what = SB_THREADS, .cgroups = { x }, .threads = 4 };
+		struct cgk_options o = CGK_OPTIONS_INIT;
+		struct cgk_report rep = { 0 };
+		struct sb_sentinels sent;
+		char leader[32];
+		pid_t pid;
+		int r;
+
+		if (!ok(p && s && x && t && sb_write(t, "cgroup.type", "threaded") == 0,
+			"threaded domain (%s): a domain with a threaded child", bn))
+			goto next;
+		sb_sentinels_start(&sent, p, s);
+		pid = sb_spawn(&mt);
+		if (!ok(pid > 0, "threaded domain (%s): a process with 4 threads", bn))
+			goto next;
+		snprintf(leader, sizeof(leader), "%d", (int)pid);
+		if (!is_int(sb_write(t, "cgroup.threads", leader), 0,
+			    "threaded domain (%s): its leader moved into the threaded child", bn))
+			goto next;
+		o.backend = backends[i];
+		r = cgk_kill(x, &o, &rep);
+		is_int(r, 0, "threaded domain (%s): cgk_kill returns 0 (%s)", bn,
+		       rep.message);
+		ok(rep.emptied && rep.signalled == 1,
+		   "threaded domain (%s): emptied, 1 process signalled (%u)", bn, rep.signalled);
+		ok(sb_killed_by(pid, SIGKILL, 5000), "threaded domain (%s): the process died of SIGKILL",
+		   bn);
+		sb_sentinels_check(&sent, "threaded domain");
+next:
+		cgk_report_free(&rep);
+		if (p)
+			sb_destroy(p);
+		free(p);
+		free(s);
+		free(x);
+		free(t);
+	}
+}
+
 /* ---- root cgroups ---- */
 
 /* Is path the root of its hierarchy according to the library? Also
@@ -528,6 +582,7 @@ int main(void)
 		box1p = sb_create(SB_V1_PIDS);
 
 	test_threaded();
+	test_threaded_domain();
 	test_paths();
 	test_options();
 	test_self(SB_V2, box2);

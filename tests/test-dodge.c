@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Processes that keep moving themselves between two cgroups of the target
- * while the loop backend walks it. A walk reads one cgroup's list at a
- * time, so such a process can be in the other cgroup at every read and
- * slip past every pass, and past a wait that polls the lists (v1). The
- * loop backend then looks for it in /proc, where it cannot hide.
+ * while a backend walks it. A walk reads one cgroup's list at a time, so
+ * such a process can be in the other cgroup at every read and slip past
+ * every pass, and past a wait that polls the lists (v1). The loop backend
+ * then looks for it in /proc, where it cannot hide; the freezers wait for
+ * the freeze to catch it, and pass again.
  *
- * Many migrators, many rounds, each on v1 (pids hierarchy) and v2: the
- * race is one of timing, and without the /proc search some rounds lose it.
+ * Many migrators, many rounds, for each backend that walks: the race is
+ * one of timing, and without the /proc search some rounds lose it.
  */
 #include <errno.h>
 #include <signal.h>
@@ -22,9 +23,9 @@
 #define ROUNDS 10
 #define MIGRATORS 8
 
-static void one_round(enum sb_hier h, unsigned round)
+static void one_round(enum sb_hier h, enum cgk_backend backend, unsigned round)
 {
-	const char *hn = sb_hier_name(h);
+	char hn[64];
 	char *box = sb_create(h);
 	char *a = box ? sb_mkdir(box, "a") : NULL, *b = box ? sb_mkdir(box, "b") : NULL;
 	struct cgk_options o = CGK_OPTIONS_INIT;
@@ -32,6 +33,8 @@ static void one_round(enum sb_hier h, unsigned round)
 	pid_t pids[MIGRATORS];
 	unsigned n = 0, killed = 0;
 	int r;
+
+	snprintf(hn, sizeof(hn), "%s/%s", cgk_backend_name(backend), sb_hier_name(h));
 
 	if (!a || !b) {
 		ok(false, "%s round %u: sandbox: %s", hn, round, strerror(errno));
@@ -47,7 +50,7 @@ static void one_round(enum sb_hier h, unsigned round)
 	if (!is_int(n, MIGRATORS, "%s round %u: %d migrators", hn, round, MIGRATORS))
 		goto out;
 	sb_sleep_ms(50);	/* let them race */
-	o.backend = CGK_BACKEND_LOOP;
+	o.backend = backend;
 	o.wait_ms = 5000;
 	r = cgk_kill(box, &o, &rep);
 	if (!is_int(r, 0, "%s round %u: killed and waited", hn, round))
@@ -67,18 +70,26 @@ out:
 
 int main(void)
 {
-	static const enum sb_hier hiers[] = { SB_V1_PIDS, SB_V2 };
+	static const struct {
+		enum sb_hier hier;
+		enum cgk_backend backend;
+	} runs[] = {
+		{ SB_V1_PIDS, CGK_BACKEND_LOOP },
+		{ SB_V2, CGK_BACKEND_LOOP },
+		{ SB_V2, CGK_BACKEND_FREEZE },
+		{ SB_V1_FREEZER, CGK_BACKEND_V1_FREEZE },
+	};
 
 	sb_init(300);
 	sb_require_root();
 	no_plan();
-	for (size_t i = 0; i < sizeof(hiers) / sizeof(hiers[0]); i++) {
-		if (!sb_mount(hiers[i])) {
-			skip("no %s hierarchy", sb_hier_name(hiers[i]));
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		if (!sb_mount(runs[i].hier)) {
+			skip("no %s hierarchy", sb_hier_name(runs[i].hier));
 			continue;
 		}
 		for (unsigned round = 1; round <= ROUNDS; round++)
-			one_round(hiers[i], round);
+			one_round(runs[i].hier, runs[i].backend, round);
 	}
 	return done_testing();
 }
