@@ -1122,9 +1122,11 @@ static void containment(FILE *dat)
 			tc[k].v[tc[k].n++ % MAX_RUNS] = r;
 			if (tc[k].n > MAX_RUNS)
 				tc[k].n = MAX_RUNS;
-			fprintf(stderr, "trial %u %-20s: %s %.2f ms, left %ld, status %d\n", t + 1,
-				c->name, r.emptied ? "contained" : "NOT CONTAINED", r.empty_ms, r.left,
-				r.status);
+			/* CPU and RSS tell a contender that never ran (a starved
+			 * fork, under 1 MiB) from a cgkill that ran and hung. */
+			fprintf(stderr, "trial %u %-20s: %s %.2f ms, left %ld, status %d, cpu %.2f ms, rss %ld KiB\n",
+				t + 1, c->name, r.emptied ? "contained" : "NOT CONTAINED", r.empty_ms,
+				r.left, r.status, r.cpu_ms, r.maxrss_kb);
 		}
 	out("\n### Fork-bomb containment: %u trials per backend planned (pids.max %u)\n\n", trials,
 	    bomb.a);

@@ -175,8 +175,8 @@ static int run_target(struct cgk_target *t, const struct cgk_options *opts,
 
 	snprintf(rep->path, sizeof(rep->path), "%s", t->path);
 	rep->hierarchy = t->version;
-	/* One batch per list where the fd limit allows: each batch re-reads
-	 * the list to confirm membership. */
+	/* One batch per list where the fd limit allows: a batch may have to
+	 * read the list again to confirm membership. */
 	run.batch = 16384;
 	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur / 2 < run.batch)
 		run.batch = nofile.rlim_cur > 64 ? nofile.rlim_cur / 2 : 16;

@@ -25,15 +25,15 @@
 #endif
 
 #ifndef PIDFD_GET_INFO
-struct pidfd_info {
+struct pidfd_info {	/* its first version (64 bytes), Linux 6.13 */
 	uint64_t mask;
 	uint64_t cgroupid;
 	uint32_t pid, tgid, ppid;
-	uint32_t ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
-	uint32_t spare0[1];
+	uint32_t creds[8], spare0;
 };
 #define PIDFD_GET_INFO _IOWR(0xFF, 11, struct pidfd_info)
 #define PIDFD_INFO_CGROUPID (1UL << 2)
+_Static_assert(sizeof(struct pidfd_info) == 64, "PIDFD_INFO_SIZE_VER0");
 #endif
 
 /* One pid of a batch, from pidfd_open to the signal. */
