@@ -98,20 +98,51 @@ static pid_t first_other_tid(pid_t pid)
 	return tid;
 }
 
+/* name, name/S (a sibling for a sentinel), name/X (the threaded domain) and
+ * name/X/T (left for the caller to make threaded). */
+struct threaded_tree {
+	char *p, *s, *x, *t;
+};
+
+static bool threaded_tree_make(const char *name, struct threaded_tree *tt)
+{
+	char sub[64];
+
+	tt->p = sb_mkdir(box2, name);
+	snprintf(sub, sizeof(sub), "%s/S", name);
+	tt->s = sb_mkdir(box2, sub);
+	snprintf(sub, sizeof(sub), "%s/X", name);
+	tt->x = sb_mkdir(box2, sub);
+	snprintf(sub, sizeof(sub), "%s/X/T", name);
+	tt->t = sb_mkdir(box2, sub);
+	return tt->p && tt->s && tt->x && tt->t;
+}
+
+static void threaded_tree_drop(struct threaded_tree *tt)
+{
+	if (tt->p)
+		sb_destroy(tt->p);
+	free(tt->p);
+	free(tt->s);
+	free(tt->x);
+	free(tt->t);
+}
+
 static void test_threaded(void)
 {
 	static const enum cgk_backend backends[] = {
 		CGK_BACKEND_AUTO, CGK_BACKEND_KERNEL, CGK_BACKEND_FREEZE,
 	};
-	char *p = sb_mkdir(box2, "threaded"), *s = sb_mkdir(box2, "threaded/S");
-	char *x = sb_mkdir(box2, "threaded/X"), *t = sb_mkdir(box2, "threaded/X/T");
+	struct threaded_tree tt;
+	bool made = threaded_tree_make("threaded", &tt);
+	char *p = tt.p, *s = tt.s, *x = tt.x, *t = tt.t;
 	struct sb_proc mt = { .what = SB_THREADS, .cgroups = { x }, .threads = 4 };
 	struct sb_sentinels sent;
 	char buf[64], tids[32];
 	pid_t pid, tid;
 	int r;
 
-	if (!ok(p && s && x && t, "threaded: create the cgroups"))
+	if (!ok(made, "threaded: create the cgroups"))
 		goto out;
 	r = sb_write(t, "cgroup.type", "threaded");
 	if (!is_int(r, 0, "threaded: make %s threaded", t))
@@ -147,12 +178,7 @@ static void test_threaded(void)
 	ok(sb_alive(pid), "threaded (cgkill): the threaded process is alive");
 	sb_sentinels_check(&sent, "threaded");
 out:
-	if (p)
-		sb_destroy(p);
-	free(p);
-	free(s);
-	free(x);
-	free(t);
+	threaded_tree_drop(&tt);
 }
 
 /*
@@ -168,9 +194,9 @@ static void test_threaded_domain(void)
 
 	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
 		const char *bn = cgk_backend_name(backends[i]);
-		char *p = sb_mkdir(box2, "tdomain"), *s = sb_mkdir(box2, "tdomain/S");
-		char *x = sb_mkdir(box2, "tdomain/X"), *t = sb_mkdir(box2, "tdomain/X/T");
-		struct sb_proc mt = { .what = SB_THREADS, .cgroups = { x }, .threads = 4 };
+		struct threaded_tree tt;
+		bool made = threaded_tree_make("tdomain", &tt);
+		struct sb_proc mt = { .what = SB_THREADS, .cgroups = { tt.x }, .threads = 4 };
 		struct cgk_options o = CGK_OPTIONS_INIT;
 		struct cgk_report rep = { 0 };
 		struct sb_sentinels sent;
@@ -178,19 +204,19 @@ static void test_threaded_domain(void)
 		pid_t pid;
 		int r;
 
-		if (!ok(p && s && x && t && sb_write(t, "cgroup.type", "threaded") == 0,
+		if (!ok(made && sb_write(tt.t, "cgroup.type", "threaded") == 0,
 			"threaded domain (%s): a domain with a threaded child", bn))
 			goto next;
-		sb_sentinels_start(&sent, p, s);
+		sb_sentinels_start(&sent, tt.p, tt.s);
 		pid = sb_spawn(&mt);
 		if (!ok(pid > 0, "threaded domain (%s): a process with 4 threads", bn))
 			goto next;
 		snprintf(leader, sizeof(leader), "%d", (int)pid);
-		if (!is_int(sb_write(t, "cgroup.threads", leader), 0,
+		if (!is_int(sb_write(tt.t, "cgroup.threads", leader), 0,
 			    "threaded domain (%s): its leader moved into the threaded child", bn))
 			goto next;
 		o.backend = backends[i];
-		r = cgk_kill(x, &o, &rep);
+		r = cgk_kill(tt.x, &o, &rep);
 		is_int(r, 0, "threaded domain (%s): cgk_kill returns 0 (%s)", bn,
 		       rep.message);
 		ok(rep.emptied && rep.signalled == 1,
@@ -200,12 +226,7 @@ static void test_threaded_domain(void)
 		sb_sentinels_check(&sent, "threaded domain");
 next:
 		cgk_report_free(&rep);
-		if (p)
-			sb_destroy(p);
-		free(p);
-		free(s);
-		free(x);
-		free(t);
+		threaded_tree_drop(&tt);
 	}
 }
 
