@@ -299,9 +299,9 @@ static void catch_interrupts(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
-/* The library opens pidfds in batches of up to half the soft fd limit and
- * confirms each batch with one more read of the list: fewer, larger
- * batches on big cgroups. This process uses no select(2), so the hard
+/* The library opens pidfds in batches of up to half the soft fd limit, and
+ * a batch may need one more read of the list to confirm membership: fewer,
+ * larger batches on big cgroups. This process uses no select(2), so the hard
  * limit is safe to take. */
 static void raise_fd_limit(void)
 {

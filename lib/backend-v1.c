@@ -20,10 +20,10 @@
  *
  * FREEZING can fail to settle (tasks in D state, or forking fast): the wait
  * is bounded; for signals other than SIGKILL the target is then thawed and
- * frozen again a few times. Then the passes go on over a partial freeze. A partial freeze is not a complete
- * listing, so after the thaw another pass (and, if it found anything,
- * another round) runs, and after SIGKILL the passes go on while the killed
- * processes leave (see backend-loop.c).
+ * frozen again a few times. Then the passes go on over a partial freeze.
+ * A partial freeze is not a complete listing, so after the thaw another
+ * pass (and, if it found anything, another round) runs, and after SIGKILL
+ * the passes go on while the killed processes leave (see backend-loop.c).
  */
 #include <fcntl.h>
 #include <string.h>

@@ -59,13 +59,6 @@ static int names_add(struct names *out, const char *name)
 	return 0;
 }
 
-/*
- * Names of the child cgroups, read before descending, so a deep tree holds
- * one fd per level. A child's fd is ours and read once per walk: its
- * entries come straight from it. The target's fd may be the caller's
- * (cgk_kill_fd) and is walked again on every pass: a fresh one is opened,
- * leaving the caller's offset alone.
- */
 /* fn for every entry of the directory fd, read with getdents64; stops at
  * fn's first negative return. 0 or -errno. */
 static int each_entry(int fd, int (*fn)(const struct dirent64 *de, void *arg), void *arg)
@@ -97,6 +90,13 @@ static int add_child(const struct dirent64 *de, void *arg)
 	return names_add(arg, de->d_name);
 }
 
+/*
+ * Names of the child cgroups, read before descending, so a deep tree holds
+ * one fd per level. A child's fd is ours and read once per walk: its
+ * entries come straight from it. The target's fd may be the caller's
+ * (cgk_kill_fd) and is walked again on every pass: a fresh one is opened,
+ * leaving the caller's offset alone.
+ */
 static int list_children(int cgfd, bool own, struct names *out)
 {
 	struct stat st;

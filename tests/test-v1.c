@@ -762,7 +762,6 @@ static void test_freezing_bomb(const char *fz, const char *pd)
 	}
 	note("%s: a plain freeze settled %u/%u times within 500 ms (slowest %u ms)", name,
 	     settled, tries, worst);
-	t0 = sb_now_ms();
 	r = do_kill(s.target, CGK_BACKEND_V1_FREEZE, SIGKILL, DEADLINE_MS, &rep);
 	is_int(r, 0, "%s: cgk_kill returns 0", name);
 	is_int(dump_left(s.target), 0, "%s: nothing left without a SIGKILL pending", name);
