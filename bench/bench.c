@@ -407,11 +407,24 @@ static int enter(const struct plan *p, const char *sub)
 	return fd;
 }
 
+static char bomb_exe[PATH_MAX];	/* cgkb-bomb (bomb.c), beside this program */
+
+/* The harness may run at real-time priority (main): a workload never
+ * does, nor a contender outside the bomb rows. */
+static void sched_other(void)
+{
+	struct sched_param other = { 0 };
+
+	sched_setscheduler(0, SCHED_OTHER, &other);
+}
+
 static void spawner(const struct plan *p)
 {
 	const struct workload *w = p->w;
 	char sub[PATH_MAX];
 	int fd;
+
+	sched_other();
 
 	/* Into the tops first: every process of the workload is in the v2 top,
 	 * the pids top (limit) and any v1 top the run uses. */
@@ -469,9 +482,8 @@ static void spawner(const struct plan *p)
 		/* Refuse to start unless our pids cgroup has the limit. */
 		if (read_num(p->dir[H_PIDS], "pids.max") != (long long)w->a)
 			_exit(5);
-		prctl(PR_SET_NAME, "cgkb-bomb");
-		for (;;)
-			fork();
+		execl(bomb_exe, "cgkb-bomb", (char *)NULL);
+		_exit(6);
 	case W_STRESS:
 		if (read_num(p->dir[H_PIDS], "pids.max") != (long long)w->a)
 			_exit(5);
@@ -617,6 +629,7 @@ struct run {
 
 static unsigned seq;
 static bool bomb_cpu = true;
+static bool realtime;	/* the harness runs SCHED_FIFO */
 
 static void mkdir_tree(const struct plan *p, int h)
 {
@@ -844,8 +857,11 @@ static int run_one(const struct workload *w, const struct contender *c, struct r
 	cpid = fork();
 	if (cpid < 0)
 		die("fork: %m");
-	if (cpid == 0)
+	if (cpid == 0) {
+		if (w->type != W_BOMB && w->type != W_STRESS)
+			sched_other();
 		exec_contender(c, p.dir[c->hier], v2rel);
+	}
 	deadline = t0 + RUN_DEADLINE_NS;
 	for (;;) {
 		struct timespec ts = { 0, WATCH_NS };
@@ -1239,12 +1255,22 @@ static int inner(void)
 	 * a service manager gives its killer: a freshly forked contender must
 	 * not wait for a CPU behind a bomb before it can even exec. */
 	if (bomb_cpu && top[H_CPU][0]) {
+		struct sched_param fifo = { .sched_priority = 1 };
 		char dir[PATH_MAX];
 
 		snprintf(dir, sizeof(dir), "%s/harness", top[H_CPU]);
 		if ((mkdir(dir, 0755) == 0 || errno == EEXIST) &&
 		    (write_at(dir, "cpu.shares", "262144") < 0 || write_at(dir, "cgroup.procs", "0") < 0))
 			fprintf(stderr, "bench: no high cpu weight for the harness: %m\n");
+		/* Real-time priority too: with the weight alone a contender
+		 * once went unscheduled for 60 s before its exec, and the
+		 * watcher must read populated 0 when it happens. The group
+		 * needs a real-time budget of its own first. */
+		write_at(top[H_CPU], "cpu.rt_runtime_us", "900000");
+		write_at(dir, "cpu.rt_runtime_us", "900000");
+		realtime = sched_setscheduler(0, SCHED_FIFO, &fifo) == 0;
+		if (!realtime)
+			fprintf(stderr, "bench: no real-time priority for the harness: %m\n");
 	}
 
 	if (cfg.hold) {
@@ -1277,6 +1303,10 @@ static int inner(void)
 	out("- time to empty: from the contender's start (fork) until our watcher reads `populated 0`\n"
 	    "  in the workload's v2 `cgroup.events` (re-read on every notification and every 0.25 ms);\n"
 	    "  for v1 contenders the v1 process lists were checked empty at that moment too\n");
+	out("- scheduling: %s\n", realtime ?
+	    "the harness runs SCHED_FIFO 1, and so do the contenders of the bomb and stress-ng rows;\n"
+	    "  workloads and the other rows' contenders run SCHED_OTHER" :
+	    "everything SCHED_OTHER (no real-time budget for the harness)");
 
 	for (unsigned wi = 0; wi < n_workloads && !stop; wi++) {
 		if (workloads[wi].type == W_STRESS && !have_stress_ng()) {
@@ -1339,6 +1369,19 @@ static void sandbox_cleanup(void)
 			walk(top[h], true, rmdir_visit, NULL);
 }
 
+static int find_bomb(void)
+{
+	ssize_t n = readlink("/proc/self/exe", bomb_exe, sizeof(bomb_exe) - sizeof("/cgkb-bomb"));
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	bomb_exe[n] = '\0';
+	slash = strrchr(bomb_exe, '/');
+	strcpy(slash ? slash : bomb_exe, "/cgkb-bomb");
+	return access(bomb_exe, X_OK);
+}
+
 static void usage(void)
 {
 	fputs("usage: bench [--full] [--reps N] [--trials N] [--only W,...] [--contenders C,...]\n"
@@ -1398,6 +1441,8 @@ int main(int argc, char **argv)
 		usage();
 	if (geteuid() != 0)
 		die("must run as root (it creates cgroups and kills inside them)");
+	if (find_bomb() < 0)
+		die("%s: no fork bomb program (make -C bench builds it): %m", bomb_exe);
 	if (cfg.reps > MAX_RUNS)
 		cfg.reps = MAX_RUNS;
 	if (trials > MAX_RUNS)
