@@ -108,7 +108,9 @@ static int settle(struct cgk_run *run, int sig, uint64_t deadline)
 			delay = 1;
 			continue;
 		}
-		if (live.n < last || live.running) {
+		bool falling = live.n < last;
+
+		if (falling || live.running) {
 			last = live.n;
 			stall_since = now;
 		} else if (now - stall_since >= STALL_MS) {
@@ -117,8 +119,11 @@ static int settle(struct cgk_run *run, int sig, uint64_t deadline)
 		cgk_sleep_ms(delay);
 		if (delay < SETTLE_DELAY_MAX_MS)
 			delay *= 2;
+		/* While the count falls, the killed processes are leaving and
+		 * the lists tell what is left: /proc (every process of the
+		 * machine, 60 ms with 3,000 zombies) waits until it stops. */
 		r = cgk_signal_pass(run, sig, &fresh);
-		if (r >= 0 && !fresh)
+		if (r >= 0 && !fresh && !falling)
 			r = cgk_signal_stragglers(run, sig, &fresh);
 		if (r < 0)
 			return r;
@@ -141,8 +146,9 @@ int cgk_loop_passes(struct cgk_run *run, int sig, uint64_t deadline, bool settle
 	 * 1 to 4 passes. The time goes to competing with the bomb for a CPU. */
 	for (;;) {
 		r = cgk_signal_pass(run, sig, &fresh);
-		/* Nothing new in the lists: look for what moved past them. */
-		if (r >= 0 && !fresh)
+		/* Nothing new in the lists: look for what moved past them,
+		 * unless settle() will, once the killed processes are gone. */
+		if (r >= 0 && !fresh && !(sig == SIGKILL && settle_kill))
 			r = cgk_signal_stragglers(run, sig, &fresh);
 		if (r < 0 || !fresh || ++passes >= MAX_PASSES || cgk_now_ms() >= deadline)
 			break;

@@ -3,7 +3,8 @@
  * cgroup v1 freezer: FROZEN into freezer.state of the target (the whole
  * subtree follows), wait, bounded, until it reads FROZEN, signal every
  * process once, THAWED. A frozen task can neither fork nor move itself, so a
- * pass over a settled freeze sees every process.
+ * pass over a settled freeze sees every process. SIGKILL also passes once
+ * before the freeze, as on v2.
  *
  * Unlike v2, a v1-frozen task does not act on SIGKILL until it is thawed,
  * so the thaw comes after the signal, and cgroups frozen on their own below
@@ -196,11 +197,24 @@ int cgk_v1_freeze_send(struct cgk_run *run, int sig, unsigned settle_ms)
 	if (r < 0)
 		return cgk_fail(run, r, "cannot read freezer.state");
 	v.user_frozen = r;
+	/* A killed task stays killed: the first pass need not wait for the
+	 * freeze. One that has not died yet freezes on its way out and dies
+	 * at the thaw, which after SIGKILL covers the whole subtree on every
+	 * path, a failed pass included. */
+	if (sig == SIGKILL) {
+		v.touched = true;
+		r = cgk_signal_pass(run, SIGKILL, NULL);
+		if (r < 0)
+			return r;
+	}
 
 	for (;;) {
 		unsigned fresh;
 
 		r = freeze(&v, settle_ms, deadline, &settled);
+		/* Emptied by the first pass and removed by its manager. */
+		if (sig == SIGKILL && (r == -ENOENT || r == -ENODEV))
+			return 0;
 		if (r < 0)
 			return cgk_fail(run, r, "cannot write FROZEN to freezer.state");
 		/* Frozen, nothing forks or moves itself: one pass sees all. */
