@@ -409,6 +409,12 @@ static int enter(const struct plan *p, const char *sub)
 
 static char bomb_exe[PATH_MAX];	/* cgkb-bomb (bomb.c), beside this program */
 
+/* The fork bomb and stress-ng: workloads that fork all the time. */
+static bool forks(const struct workload *w)
+{
+	return w->type == W_BOMB || w->type == W_STRESS;
+}
+
 /* The harness may run at real-time priority (main): a workload never
  * does, nor a contender outside the bomb rows. */
 static void sched_other(void)
@@ -703,7 +709,7 @@ static int wait_ready(const struct plan *p, unsigned want)
 	unsigned got = 0;
 	char buf[4096];
 
-	if (w->type == W_BOMB || w->type == W_STRESS) {
+	if (forks(w)) {
 		uint64_t start = now_ns();
 
 		while (now_ns() < deadline && !stop) {
@@ -789,7 +795,7 @@ static int run_one(const struct workload *w, const struct contender *c, struct r
 		 * spinning tasks of equal weight. */
 		bool used = h == H_V2 || h == H_PIDS || h == c->hier ||
 			    (h == H_MEM && w->type == W_MEM) ||
-			    (h == H_CPU && bomb_cpu && (w->type == W_BOMB || w->type == W_STRESS));
+			    (h == H_CPU && bomb_cpu && forks(w));
 
 		if (used && top[h][0])
 			snprintf(p.dir[h], PATH_MAX, "%s/w%u", top[h], seq);
@@ -798,7 +804,7 @@ static int run_one(const struct workload *w, const struct contender *c, struct r
 	for (int h = 0; h < H_N; h++)
 		if (p.dir[h][0])
 			mkdir_tree(&p, h);
-	if (w->type == W_BOMB || w->type == W_STRESS) {
+	if (forks(w)) {
 		char lim[32];
 
 		snprintf(lim, sizeof(lim), "%u", w->a);
@@ -858,7 +864,7 @@ static int run_one(const struct workload *w, const struct contender *c, struct r
 	if (cpid < 0)
 		die("fork: %m");
 	if (cpid == 0) {
-		if (w->type != W_BOMB && w->type != W_STRESS)
+		if (!forks(w))
 			sched_other();
 		exec_contender(c, p.dir[c->hier], v2rel);
 	}
@@ -986,7 +992,7 @@ static void out(const char *fmt, ...)
 static void print_table(const struct workload *w, struct cell *cells)
 {
 	double floor_med = median(&cells[0], offsetof(struct run, empty_ms), true, NULL, NULL);
-	bool bomb = w->type == W_BOMB || w->type == W_STRESS, mem = w->type == W_MEM;
+	bool bomb = forks(w), mem = w->type == W_MEM;
 
 	out("\n### %s\n\n", w->title);
 	out("| contender | median ms to empty | min–max | × floor | ms to return | CPU ms | peak RSS MiB | emptied |%s%s\n",

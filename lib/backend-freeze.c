@@ -117,7 +117,7 @@ static int freeze_send(struct cgk_run *run, int sig)
 			return r;
 		r = cgk_write_file_at(run->t->fd, "cgroup.freeze", "1");
 		/* Emptied by that pass and removed by its manager. */
-		if (sig == SIGKILL && (r == -ENOENT || r == -ENODEV))
+		if (sig == SIGKILL && cgk_removed(r))
 			return 0;
 		if (r < 0)
 			return cgk_fail(run, r, "cannot freeze the cgroup");
@@ -142,7 +142,7 @@ static int freeze_send(struct cgk_run *run, int sig)
 	if (!was_frozen) {
 		int t = cgk_write_file_at(run->t->fd, "cgroup.freeze", "0");
 
-		if (t == -ENOENT || t == -ENODEV)
+		if (cgk_removed(t))
 			t = 0;
 		if (t < 0 && r >= 0)
 			r = cgk_fail(run, t, "cannot thaw the cgroup");

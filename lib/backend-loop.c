@@ -202,7 +202,7 @@ static int clamp_restore(struct clamp *c)
 		return 0;
 	r = cgk_write_file_at(c->run->t->fd, "pids.max", c->old);
 	/* Vanished with its cgroup: nothing left to restore. */
-	if (r == -ENOENT || r == -ENODEV)
+	if (cgk_removed(r))
 		r = 0;
 	if (r == 0)
 		c->active = false;

@@ -97,12 +97,12 @@ static int thaw_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg)
 
 	(void)run;
 	(void)rel;
-	/* ENOENT, or ENODEV through a file opened before: removed meanwhile. */
-	if (s == THAWED || s == -ENOENT || s == -ENODEV)
+	/* Removed meanwhile: nothing left to thaw there. */
+	if (s == THAWED || cgk_removed(s))
 		return 0;
 	if (s >= 0)
 		s = cgk_write_file_at(cgfd, "freezer.state", "THAWED");
-	if (s < 0 && s != -ENOENT && s != -ENODEV && *err == 0)
+	if (s < 0 && !cgk_removed(s) && *err == 0)
 		*err = s;
 	return 0;
 }
@@ -122,7 +122,7 @@ static int thaw(struct v1 *v)
 		r = cgk_write_file_at(v->run->t->fd, "freezer.state", "THAWED");
 	}
 	/* The target went away with its tasks: nothing left frozen. */
-	if (r == -ENOENT || r == -ENODEV)
+	if (cgk_removed(r))
 		r = 0;
 	if (r == 0)
 		v->touched = false;
@@ -213,7 +213,7 @@ int cgk_v1_freeze_send(struct cgk_run *run, int sig, unsigned settle_ms)
 
 		r = freeze(&v, settle_ms, deadline, &settled);
 		/* Emptied by the first pass and removed by its manager. */
-		if (sig == SIGKILL && (r == -ENOENT || r == -ENODEV))
+		if (sig == SIGKILL && cgk_removed(r))
 			return 0;
 		if (r < 0)
 			return cgk_fail(run, r, "cannot write FROZEN to freezer.state");

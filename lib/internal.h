@@ -111,6 +111,13 @@ struct cgk_run {
 	bool no_pidfd_info;	/* PIDFD_GET_INFO is not there (before 6.13) */
 };
 
+/* err says the cgroup was removed: ENOENT opening one of its files, ENODEV
+ * through a file opened before. Only an empty cgroup can be removed. */
+static inline bool cgk_removed(int err)
+{
+	return err == -ENOENT || err == -ENODEV;
+}
+
 /* Set rep->error and rep->message ("PATH: what (ERRNO)"); returns err. */
 int cgk_fail(struct cgk_run *run, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
