@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* libFuzzer target: cgk_parse_mountinfo on arbitrary bytes. */
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -58,8 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < n; i++) {
 		if (m[i].version != 1 && m[i].version != 2)
 			__builtin_trap();
-		if (!memchr(m[i].path, '\0', sizeof(m[i].path)) ||
-		    !memchr(m[i].root, '\0', sizeof(m[i].root)) ||
+		if (strlen(m[i].path) >= PATH_MAX || strlen(m[i].root) >= PATH_MAX ||
 		    !memchr(m[i].controllers, '\0', sizeof(m[i].controllers)))
 			__builtin_trap();
 		if (m[i].path[0] != '/' || m[i].root[0] != '/')

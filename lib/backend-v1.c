@@ -73,7 +73,7 @@ static int read_self_freezing(int cgfd)
 static int v1_probe(struct cgk_run *run, int sig)
 {
 	(void)sig;
-	if (run->t->version != 1 || !cgk_has_controller(run->t->mount.controllers, "freezer"))
+	if (run->t->version != 1 || !cgk_has_controller(run->t->controllers, "freezer"))
 		return -EOPNOTSUPP;
 	if (faccessat(run->t->fd, "freezer.state", W_OK, 0) < 0)
 		return -errno;

@@ -60,14 +60,17 @@ void cgk_pidset_free(struct cgk_pidset *set);
  * entries are kept (they mean "not in our pid namespace"). -EINVAL on junk. */
 int cgk_parse_pids(const char *buf, size_t len, struct cgk_pidvec *out);
 
+#define CGK_CONTROLLERS_MAX 256
 struct cgk_mount {
-	char path[4096];	/* mount point */
-	char root[4096];	/* root of the mount within the hierarchy */
+	const char *path;	/* mount point */
+	const char *root;	/* root of the mount within the hierarchy */
 	int version;		/* 1 or 2 */
-	char controllers[256];	/* v1: "freezer", "cpu,cpuacct", "name=systemd" */
+	char controllers[CGK_CONTROLLERS_MAX];	/* v1: "freezer", "cpu,cpuacct", "name=systemd" */
 };
 /* Parse /proc/self/mountinfo text, keeping cgroup and cgroup2 mounts.
- * *out is malloc'ed; -EINVAL on a malformed cgroup line. */
+ * *out is one malloc'ed block that also holds the strings, so free(*out)
+ * frees all; -EINVAL on a malformed cgroup line, -ENAMETOOLONG on a path
+ * of PATH_MAX bytes or more. */
 int cgk_parse_mountinfo(const char *buf, size_t len, struct cgk_mount **out,
 			size_t *n);
 /* Find the path of one hierarchy in /proc/PID/cgroup text: v2 when
@@ -83,8 +86,9 @@ struct cgk_target {
 	int version;		/* 1 or 2 */
 	char path[4096];	/* absolute path, as the kernel names the fd */
 	char rel[4096];		/* relative to the hierarchy root; "/" is root */
-	struct cgk_mount mount;	/* the mount it is on */
+	char controllers[CGK_CONTROLLERS_MAX];	/* v1: those of its hierarchy */
 	bool is_root;
+	bool threaded;		/* v2 cgroup.type "threaded" */
 };
 /* Resolve path (absolute, or relative to the v2 mount) without following
  * symlinks; check it is a cgroup directory. Fills msg on error. */

@@ -134,11 +134,7 @@ static int check_options(struct cgk_run *run)
  * refuses cgroup.kill there: its processes belong to its threaded domain. */
 static int check_threaded(struct cgk_run *run)
 {
-	_cleanup_free_ char *type = NULL;
-
-	if (run->t->version != 2 || cgk_read_file_at(run->t->fd, "cgroup.type", &type, NULL) < 0)
-		return 0;
-	if (strncmp(type, "threaded", 8) == 0)
+	if (run->t->threaded)
 		return cgk_fail(run, -EOPNOTSUPP,
 				"threaded cgroup cannot be killed as a whole; kill its threaded domain");
 	return 0;

@@ -153,12 +153,26 @@ static int v1_controllers_of(const struct field *opts, char *dst, size_t size)
 
 #define MI_MAX_FIELDS 64
 
+/* Unescape f to *pool, which moves past the string: at most f->n + 1 bytes,
+ * as unescaping never lengthens. Mount paths stay below PATH_MAX. */
+static int unescape_to_pool(const struct field *f, const char **out, char **pool)
+{
+	int r = unescape(f, *pool, f->n < PATH_MAX ? f->n + 1 : PATH_MAX);
+
+	if (r < 0)
+		return r;
+	*out = *pool;
+	*pool += strlen(*pool) + 1;
+	return 0;
+}
+
 /*
  * One mountinfo line: ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] -
  * FSTYPE SOURCE SUPEROPTS. Returns 1 and fills m for a cgroup mount, 0 for
- * any other line, -errno for a malformed cgroup line.
+ * any other line, -errno for a malformed cgroup line. The root and the mount
+ * point go to *pool, which moves past them: at most n + 2 bytes.
  */
-static int parse_mountinfo_line(const char *s, size_t n, struct cgk_mount *m)
+static int parse_mountinfo_line(const char *s, size_t n, struct cgk_mount *m, char **pool)
 {
 	struct field f[MI_MAX_FIELDS];
 	size_t nf = 0, i = 0, sep = 0;
@@ -203,10 +217,10 @@ static int parse_mountinfo_line(const char *s, size_t n, struct cgk_mount *m)
 			return -EINVAL;
 	if (f[3].s[0] != '/' || f[4].s[0] != '/')
 		return -EINVAL;
-	r = unescape(&f[3], m->root, sizeof(m->root));
+	r = unescape_to_pool(&f[3], &m->root, pool);
 	if (r < 0)
 		return r;
-	r = unescape(&f[4], m->path, sizeof(m->path));
+	r = unescape_to_pool(&f[4], &m->path, pool);
 	if (r < 0)
 		return r;
 	if (m->version == 1)
@@ -216,32 +230,42 @@ static int parse_mountinfo_line(const char *s, size_t n, struct cgk_mount *m)
 	return 1;
 }
 
+/* How many lines can be cgroup mounts: each has " - cgroup" (the separator
+ * and the fstype; mountinfo escapes the spaces of paths), lines do not
+ * overlap. */
+static size_t count_cgroup_lines(const char *buf, size_t len)
+{
+	static const char mark[] = " - cgroup";
+	size_t count = 0;
+
+	for (const char *p = buf, *end = buf + len;
+	     (p = memmem(p, (size_t)(end - p), mark, sizeof(mark) - 1)); p += sizeof(mark) - 1)
+		count++;
+	return count;
+}
+
 int cgk_parse_mountinfo(const char *buf, size_t len, struct cgk_mount **out,
 			size_t *n)
 {
-	struct cgk_mount *v = NULL, *m;
-	size_t count = 0, cap = 0, i = 0;
+	size_t bound = count_cgroup_lines(buf, len), count = 0, i = 0;
+	struct cgk_mount *v;
+	char *pool;
 
 	*out = NULL;
 	*n = 0;
-	/* one scratch entry at the end of the array, used as parse target */
+	if (bound == 0)
+		return 0;
+	/* One block: the entries, a scratch entry for the line being parsed,
+	 * then the strings, at most a line's length plus two NULs each. */
+	v = malloc((bound + 1) * sizeof(*v) + len + 2 * bound);
+	if (!v)
+		return -ENOMEM;
+	pool = (char *)(v + bound + 1);
 	while (i < len) {
 		const char *nl = memchr(buf + i, '\n', len - i);
 		size_t end = nl ? (size_t)(nl - buf) : len;
-		int r;
+		int r = parse_mountinfo_line(buf + i, end - i, &v[count], &pool);
 
-		if (count + 1 > cap) {
-			size_t ncap = cap ? cap * 2 : 8;
-
-			m = realloc(v, ncap * sizeof(*v));
-			if (!m) {
-				free(v);
-				return -ENOMEM;
-			}
-			v = m;
-			cap = ncap;
-		}
-		r = parse_mountinfo_line(buf + i, end - i, &v[count]);
 		if (r < 0) {
 			free(v);
 			return r;

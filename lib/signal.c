@@ -92,7 +92,7 @@ static int kill_checked(struct cgk_run *run, pid_t pid, int sig, const char *rel
 	r = cgk_read_file_at(run->procfd, name, &buf, NULL);
 	if (r < 0)
 		return -ESRCH;
-	r = cgk_parse_proc_cgroup(buf, run->t->version == 2 ? NULL : run->t->mount.controllers,
+	r = cgk_parse_proc_cgroup(buf, run->t->version == 2 ? NULL : run->t->controllers,
 				  path, sizeof(path));
 	snprintf(want, sizeof(want), "%s%s%s", strcmp(run->t->rel, "/") ? run->t->rel : "",
 		 *rel ? "/" : "", rel);

@@ -299,7 +299,7 @@ int cgk_pid_in_subtree(struct cgk_run *run, const char *pid)
 	snprintf(name, sizeof(name), "%s/cgroup", pid);
 	r = cgk_read_file_at(run->procfd, name, &buf, NULL);
 	if (r >= 0)
-		r = cgk_parse_proc_cgroup(buf, run->t->version == 2 ? NULL : run->t->mount.controllers,
+		r = cgk_parse_proc_cgroup(buf, run->t->version == 2 ? NULL : run->t->controllers,
 					  path, sizeof(path));
 	if (r < 0)
 		return r;

@@ -15,11 +15,13 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -145,6 +147,15 @@ static void test_roots(void)
 	}
 }
 
+/* Without statmount(2) (before Linux 6.8, or filtered) mountinfo is the
+ * only way to a target's mount. */
+static bool statmount_missing(void)
+{
+	uint64_t req[3] = { 24, 0, 0 };
+
+	return syscall(457, req, NULL, 0, 0) < 0 && (errno == ENOSYS || errno == EPERM);
+}
+
 /* Bind mounts and a cgroup namespace: the root is what the mount shows. */
 struct mounts_arg {
 	const char *target;	/* a sandbox cgroup with a sleeper */
@@ -154,6 +165,9 @@ struct mounts_arg {
 struct mounts_out {
 	int setup;
 	int sub_open, sub_root, sub_dry, sub_listed;	/* bind mount of a subtree */
+	char sub_rel[4096];	/* ... named from the hierarchy root */
+	int blind, blind_open, blind_relative;	/* mountinfo reads as empty */
+	char blind_rel[4096];
 	int root_open, root_root, root_dry, root_refused;	/* bind mount of the v2 root */
 	int ns_open, ns_root, ns_dry, ns_refused;	/* cgroupns root, fresh mount */
 	int def_refused[4];	/* default protected list, in the namespace */
@@ -179,8 +193,10 @@ static void mounts_child(void *argp, void *outp)
 	}
 	o->sub_open = cgk_target_open(d1, &t, msg, sizeof(msg));
 	o->sub_root = o->sub_open == 0 && t.is_root;
-	if (o->sub_open == 0)
+	if (o->sub_open == 0) {
+		snprintf(o->sub_rel, sizeof(o->sub_rel), "%s", t.rel);
 		cgk_target_close(&t);
+	}
 	o->sub_dry = kill_opts(d1, CGK_BACKEND_AUTO, SIGKILL, CGK_DRY_RUN, NULL, &rep);
 	o->sub_listed = (int)rep.listed.n;
 	cgk_report_free(&rep);
@@ -193,6 +209,23 @@ static void mounts_child(void *argp, void *outp)
 		o->root_dry = kill_opts(d2, CGK_BACKEND_AUTO, SIGKILL, CGK_DRY_RUN | CGK_FORCE, NULL, &rep);
 		o->root_refused = rep.refused;
 		cgk_report_free(&rep);
+	}
+
+	/* An empty file over our mountinfo: an absolute path still resolves
+	 * (statmount, Linux 6.8), one relative to the v2 mount cannot. */
+	snprintf(p, sizeof(p), "/proc/%d/mountinfo", (int)getpid());
+	o->blind = mount("/dev/null", p, NULL, MS_BIND, NULL) < 0 ? -errno : 0;
+	if (o->blind == 0) {
+		o->blind_open = cgk_target_open(a->target, &t, msg, sizeof(msg));
+		if (o->blind_open == 0) {
+			snprintf(o->blind_rel, sizeof(o->blind_rel), "%s", t.rel);
+			cgk_target_close(&t);
+		}
+		o->blind_relative = cgk_target_open(a->target + strlen(sb_mount(SB_V2)), &t, msg,
+						    sizeof(msg));
+		if (o->blind_relative == 0)
+			cgk_target_close(&t);
+		umount2(p, MNT_DETACH);
 	}
 
 	/* A cgroup namespace rooted at nsroot, and a cgroup2 mount made in it:
@@ -240,6 +273,7 @@ static void test_mount_roots(void)
 	struct mounts_out o;
 	struct mounts_arg a;
 	char *nsroot = NULL;
+	const char *rel;
 	pid_t p;
 	int r;
 
@@ -251,6 +285,7 @@ static void test_mount_roots(void)
 		goto out;
 	a.target = s.target;
 	a.nsroot = nsroot;
+	rel = s.target + strlen(sb_mount(SB_V2));
 	r = sec_child(mounts_child, &a, &o, sizeof(o), 60000, NULL);
 	if (!is_int(r, 0, "mounts: the child in its own mount namespace reports"))
 		goto out;
@@ -260,6 +295,19 @@ static void test_mount_roots(void)
 	}
 	ok(o.sub_open == 0 && !o.sub_root, "mounts: a bind mount of a sandbox cgroup is not a root");
 	ok(o.sub_dry == 0 && o.sub_listed == 1, "mounts: ... and its dry run lists its sleeper");
+	is_str(o.sub_rel, rel, "mounts: ... and is named from the hierarchy root, not the mount's");
+	if (o.blind < 0 || statmount_missing()) {
+		skip("mounts: no mountinfo: %s", o.blind < 0 ? strerror(-o.blind) :
+		     "statmount(2) is not on this kernel");
+		skip("mounts: no mountinfo: statmount");
+	} else {
+		ok(o.blind_open == 0 && strcmp(o.blind_rel, rel) == 0,
+		   "mounts: mountinfo empty: an absolute path resolves all the same (%d, %s)",
+		   o.blind_open, o.blind_rel);
+		ok(o.blind_relative == -ENOENT,
+		   "mounts: mountinfo empty: a path relative to the v2 mount cannot (%d)",
+		   o.blind_relative);
+	}
 	ok(o.root_open == 0 && o.root_root, "mounts: a bind mount of the v2 root is a root");
 	ok(o.root_dry == -EPERM && o.root_refused == CGK_GUARD_ROOT,
 	   "mounts: ... refused by the root guard even with force");

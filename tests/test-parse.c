@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Unit tests of the pure parsers in lib/parse.c. */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -122,6 +123,42 @@ static const char hybrid[] =
 	"41 31 0:38 / /sys/fs/cgroup/unified rw,nosuid,nodev,noexec,relatime shared:6 - cgroup2 cgroup2 rw,nsdelegate\n"
 	"42 31 0:39 / /sys/fs/cgroup/blkio rw,relatime - cgroup cgroup ro,noprefix,blkio,cpuset_v2_mode\n"
 	"60 22 0:50 / /proc/sys/fs/binfmt_misc rw,relatime shared:30 - autofs systemd-1 rw,fd=29\n";
+
+/* Many mounts with long escaped names among other lines, one of them
+ * with a fstype that only starts with "cgroup": every string comes back
+ * whole (the strings share one block sized from the text). */
+static void test_many_mounts(void)
+{
+	enum { MOUNTS = 300 };
+	size_t cap = MOUNTS * 400, len = 0, n = 0;
+	char *text = malloc(cap);
+	struct cgk_mount *m = NULL;
+	bool all = true;
+	int r;
+
+	for (int i = 0; i < MOUNTS; i++) {
+		len += (size_t)snprintf(text + len, cap - len,
+					"%d 1 0:%d /r\\040%d /sys/fs/cgroup/\\134%0120d rw - cgroup cgroup rw,name=n%d\n"
+					"%d 1 0:1 / /x%d rw - cgroupfs none rw - cgroup\n",
+					i + 100, i, i, i, i, i + 1000, i);
+	}
+	r = cgk_parse_mountinfo(text, len, &m, &n);
+	ok(r == 0 && n == MOUNTS, "mountinfo: %d cgroup mounts among %d lines (r=%d, n=%zu)",
+	   MOUNTS, 2 * MOUNTS, r, n);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		char path[256], root[32], ctl[32];
+
+		snprintf(path, sizeof(path), "/sys/fs/cgroup/\\%0120zu", i);
+		snprintf(root, sizeof(root), "/r %zu", i);
+		snprintf(ctl, sizeof(ctl), "name=n%zu", i);
+		all &= strcmp(m[i].path, path) == 0 && strcmp(m[i].root, root) == 0 &&
+		       strcmp(m[i].controllers, ctl) == 0;
+	}
+	ok(r == 0 && all, "mountinfo: every path, root and controller list of the %d read whole",
+	   MOUNTS);
+	free(m);
+	free(text);
+}
 
 static void test_mountinfo(void)
 {
@@ -265,6 +302,22 @@ static void test_mountinfo(void)
 		is_int(r, -ENAMETOOLONG, "mountinfo: a 5000-byte mount point is too long");
 		free(line);
 	}
+	/* PATH_MAX - 1 bytes fit, PATH_MAX do not */
+	for (size_t len = PATH_MAX - 1; len <= PATH_MAX; len++) {
+		char *line = malloc(len + 100);
+
+		strcpy(line, "50 31 0:40 / ");
+		memset(line + strlen(line), 'a', len);
+		strcpy(line + 13 + len, " rw - cgroup2 none rw\n");
+		line[13] = '/';
+		r = cgk_parse_mountinfo(line, strlen(line), &m, &n);
+		ok(len < PATH_MAX ? r == 0 && n == 1 && strlen(m[0].path) == len : r == -ENAMETOOLONG,
+		   "mountinfo: a mount point of %zu bytes %s (r=%d)", len,
+		   len < PATH_MAX ? "parses" : "is too long", r);
+		free(m);
+		m = NULL;
+	}
+	test_many_mounts();
 }
 
 static const char proc_hybrid[] =
