@@ -525,6 +525,7 @@ static const struct contender contenders[] = {
 	{ "pkill --cgroup", C_PKILL, CGK_BACKEND_AUTO, H_V2 },
 	{ "floor + mrelease", C_FLOOR_MREL, CGK_BACKEND_AUTO, H_V2 },
 	/* --cgkill2: a second build of the command, to compare a change. */
+	{ "cgkill2 -b kernel", C_CMD2, CGK_BACKEND_KERNEL, H_V2 },
 	{ "cgkill2 -b freeze", C_CMD2, CGK_BACKEND_FREEZE, H_V2 },
 	{ "cgkill2 -b v1-freeze", C_CMD2, CGK_BACKEND_V1_FREEZE, H_FRZ },
 	{ "cgkill2 -b loop", C_CMD2, CGK_BACKEND_LOOP, H_PIDS },
@@ -567,6 +568,26 @@ static bool in_list(const char *list, const char *name)
 	snprintf(copy, sizeof(copy), "%s", list);
 	for (char *save, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
 		if (strcmp(tok, name) == 0)
+			return true;
+	return false;
+}
+
+/* A name in a --contenders or --only list that names nothing is a typo:
+ * a run without it would look complete. */
+static void check_list(const char *list, const char *what, bool (*known)(const char *))
+{
+	char copy[1024];
+
+	snprintf(copy, sizeof(copy), "%s", list);
+	for (char *save, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (!known(tok))
+			die("no %s named \"%s\"", what, tok);
+}
+
+static bool is_contender(const char *name)
+{
+	for (size_t i = 0; i < N_CONTENDERS; i++)
+		if (strcmp(contenders[i].name, name) == 0)
 			return true;
 	return false;
 }
@@ -1088,6 +1109,14 @@ static void make_plan(bool full, unsigned reps)
 	}
 }
 
+static bool is_planned(const char *name)
+{
+	for (unsigned i = 0; i < n_workloads; i++)
+		if (strcmp(workloads[i].name, name) == 0)
+			return true;
+	return false;
+}
+
 static bool have_stress_ng(void)
 {
 	return system("command -v stress-ng >/dev/null 2>&1") == 0;
@@ -1454,7 +1483,11 @@ int main(int argc, char **argv)
 	if (trials > MAX_RUNS)
 		trials = MAX_RUNS;
 	quick_mode = !cfg.full;
+	check_list(contender_filter, "contender", is_contender);
 	make_plan(cfg.full || cfg.hold, cfg.reps);
+	if (!cfg.hold)
+		check_list(workload_filter, cfg.full ? "workload" : "workload in a quick run",
+			   is_planned);
 	if (cfg.hold) {
 		/* hold any workload of either size */
 		bool found = false;
