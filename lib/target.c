@@ -187,7 +187,6 @@ static int target_init(int fd, struct cgk_target *t, const char *shown, char *ms
 	char link[64];
 	size_t n = 0;
 	ssize_t len;
-	int r;
 
 	*t = (struct cgk_target){ .fd = fd };
 	if (fstatfs(fd, &sfs) < 0 || fstat(fd, &st) < 0)
@@ -214,7 +213,8 @@ static int target_init(int fd, struct cgk_target *t, const char *shown, char *ms
 	    path_below(t->path, one.path))
 		mount = &one;
 	if (!mount) {
-		r = cgk_mounts_read(&mounts, &n);
+		int r = cgk_mounts_read(&mounts, &n);
+
 		if (r < 0)
 			return errmsg(msg, msgsize, r, shown, "cannot read /proc/self/mountinfo");
 		mount = mount_of_path(t, st.st_dev, mounts, n);

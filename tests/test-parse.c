@@ -316,6 +316,7 @@ static void test_mountinfo(void)
 		   len < PATH_MAX ? "parses" : "is too long", r);
 		free(m);
 		m = NULL;
+		free(line);
 	}
 	test_many_mounts();
 }
