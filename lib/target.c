@@ -170,10 +170,21 @@ static void read_cgroup_type(struct cgk_target *t)
 	close(fd);
 }
 
-/* Fill t from an open directory fd; takes ownership of fd. The mount comes
- * from statmount where it can, else from mountinfo. */
-static int target_init(int fd, struct cgk_target *t, const char *shown, char *msg,
-		       size_t msgsize)
+/* 2 or 1 for a cgroup filesystem, 0 for any other, -errno. */
+static int cgroup_version(int fd)
+{
+	struct statfs sfs;
+
+	if (fstatfs(fd, &sfs) < 0)
+		return -errno;
+	return sfs.f_type == CGROUP2_SUPER_MAGIC ? 2 : sfs.f_type == CGROUP_SUPER_MAGIC ? 1 : 0;
+}
+
+/* Fill t from an open directory fd and its cgroup_version(); takes
+ * ownership of fd. The mount comes from statmount where it can, else from
+ * mountinfo. */
+static int target_init(int fd, int version, struct cgk_target *t, const char *shown,
+		       char *msg, size_t msgsize)
 {
 	union {
 		struct cgk_statmount sm;
@@ -182,20 +193,15 @@ static int target_init(int fd, struct cgk_target *t, const char *shown, char *ms
 	_cleanup_free_ struct cgk_mount *mounts = NULL;
 	const struct cgk_mount *mount = NULL;
 	struct cgk_mount one = { 0 };
-	struct statfs sfs;
 	struct stat st;
 	char link[64];
 	size_t n = 0;
 	ssize_t len;
 
-	*t = (struct cgk_target){ .fd = fd };
-	if (fstatfs(fd, &sfs) < 0 || fstat(fd, &st) < 0)
-		return errmsg(msg, msgsize, -errno, shown, "cannot stat");
-	if (sfs.f_type == CGROUP2_SUPER_MAGIC)
-		t->version = 2;
-	else if (sfs.f_type == CGROUP_SUPER_MAGIC)
-		t->version = 1;
-	else
+	*t = (struct cgk_target){ .fd = fd, .version = version };
+	if (version < 0 || fstat(fd, &st) < 0)
+		return errmsg(msg, msgsize, version < 0 ? version : -errno, shown, "cannot stat");
+	if (version == 0)
 		return errmsg(msg, msgsize, -EINVAL, shown, "not a cgroup (not on a cgroup filesystem)");
 	if (!S_ISDIR(st.st_mode))
 		return errmsg(msg, msgsize, -ENOTDIR, shown, "not a cgroup directory");
@@ -242,10 +248,10 @@ static int target_init(int fd, struct cgk_target *t, const char *shown, char *ms
 }
 
 /* target_init, closing fd on failure. */
-static int target_open_fd(int fd, struct cgk_target *t, const char *shown, char *msg,
-			  size_t msgsize)
+static int target_open_fd(int fd, int version, struct cgk_target *t, const char *shown,
+			  char *msg, size_t msgsize)
 {
-	int r = target_init(fd, t, shown, msg, msgsize);
+	int r = target_init(fd, version, t, shown, msg, msgsize);
 
 	if (r < 0)
 		cgk_target_close(t);
@@ -269,11 +275,10 @@ int cgk_target_open(const char *path, struct cgk_target *t, char *msg, size_t ms
 	/* The usual case, an absolute path to a cgroup: no mount table. */
 	fd = path[0] == '/' ? open_nofollow(path) : -ENOENT;
 	if (fd >= 0) {
-		struct statfs sfs;
+		int version = cgroup_version(fd);
 
-		if (fstatfs(fd, &sfs) == 0 &&
-		    (sfs.f_type == CGROUP2_SUPER_MAGIC || sfs.f_type == CGROUP_SUPER_MAGIC))
-			return target_open_fd(fd, t, path, msg, msgsize);
+		if (version > 0)
+			return target_open_fd(fd, version, t, path, msg, msgsize);
 		close(fd);
 	}
 
@@ -322,7 +327,7 @@ int cgk_target_open(const char *path, struct cgk_target *t, char *msg, size_t ms
 		return errmsg(msg, msgsize, fd, path,
 			      fd == -ENOENT ? "no such cgroup" :
 			      fd == -ENOTDIR ? "not a cgroup directory" : "cannot open");
-	return target_open_fd(fd, t, path, msg, msgsize);
+	return target_open_fd(fd, cgroup_version(fd), t, path, msg, msgsize);
 }
 
 int cgk_target_from_fd(int fd, struct cgk_target *t, char *msg, size_t msgsize)
@@ -336,7 +341,7 @@ int cgk_target_from_fd(int fd, struct cgk_target *t, char *msg, size_t msgsize)
 	dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (dup < 0)
 		return errmsg(msg, msgsize, -errno, shown, "bad file descriptor");
-	return target_open_fd(dup, t, shown, msg, msgsize);
+	return target_open_fd(dup, cgroup_version(dup), t, shown, msg, msgsize);
 }
 
 void cgk_target_close(struct cgk_target *t)
