@@ -584,12 +584,17 @@ static void check_list(const char *list, const char *what, bool (*known)(const c
 			die("no %s named \"%s\"", what, tok);
 }
 
-static bool is_contender(const char *name)
+static const struct contender *find_contender(const char *name)
 {
 	for (size_t i = 0; i < N_CONTENDERS; i++)
 		if (strcmp(contenders[i].name, name) == 0)
-			return true;
-	return false;
+			return &contenders[i];
+	return NULL;
+}
+
+static bool is_contender(const char *name)
+{
+	return find_contender(name) != NULL;
 }
 
 static void exec_contender(const struct contender *c, const char *target, const char *v2rel)
@@ -1109,12 +1114,17 @@ static void make_plan(bool full, unsigned reps)
 	}
 }
 
-static bool is_planned(const char *name)
+static struct workload *find_workload(const char *name)
 {
 	for (unsigned i = 0; i < n_workloads; i++)
 		if (strcmp(workloads[i].name, name) == 0)
-			return true;
-	return false;
+			return &workloads[i];
+	return NULL;
+}
+
+static bool is_planned(const char *name)
+{
+	return find_workload(name) != NULL;
 }
 
 static bool have_stress_ng(void)
@@ -1162,12 +1172,9 @@ static void containment(FILE *dat)
 	snprintf(bomb.name, sizeof(bomb.name), "bomb-trial");
 	for (unsigned t = 0; t < trials && !stop; t++)
 		for (unsigned k = 0; k < 3 && !stop; k++) {
-			const struct contender *c = NULL;
+			const struct contender *c = find_contender(names[k]);
 			struct run r;
 
-			for (size_t i = 0; i < N_CONTENDERS; i++)
-				if (strcmp(contenders[i].name, names[k]) == 0)
-					c = &contenders[i];
 			if (!c || !applies(c, &bomb) || run_one(&bomb, c, &r, false) < 0)
 				continue;
 			tc[k].v[tc[k].n++ % MAX_RUNS] = r;
@@ -1309,13 +1316,10 @@ static int inner(void)
 	}
 
 	if (cfg.hold) {
-		struct workload *w = NULL;
+		struct workload *w = find_workload(cfg.hold);
 		struct run r;
 		const struct contender *c = &contenders[0];
 
-		for (unsigned i = 0; i < n_workloads; i++)
-			if (strcmp(workloads[i].name, cfg.hold) == 0)
-				w = &workloads[i];
 		if (!w)
 			die("no workload %s", cfg.hold);
 		for (size_t i = 0; i < N_CONTENDERS; i++)
@@ -1485,19 +1489,13 @@ int main(int argc, char **argv)
 	quick_mode = !cfg.full;
 	check_list(contender_filter, "contender", is_contender);
 	make_plan(cfg.full || cfg.hold, cfg.reps);
-	if (!cfg.hold)
+	if (!cfg.hold) {
 		check_list(workload_filter, cfg.full ? "workload" : "workload in a quick run",
 			   is_planned);
-	if (cfg.hold) {
+	} else if (!find_workload(cfg.hold)) {
 		/* hold any workload of either size */
-		bool found = false;
-
-		for (unsigned i = 0; i < n_workloads; i++)
-			found |= strcmp(workloads[i].name, cfg.hold) == 0;
-		if (!found) {
-			n_workloads = 0;
-			make_plan(false, 1);
-		}
+		n_workloads = 0;
+		make_plan(false, 1);
 	}
 	if (!trials_set)
 		trials = cfg.full ? 100 : 0;
