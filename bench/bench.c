@@ -1000,6 +1000,16 @@ static double median(const struct cell *c, size_t off, bool only_ok, double *min
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* Runs that emptied the subtree with nothing found outside it. */
+static unsigned count_contained(const struct cell *c)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < c->n; i++)
+		n += c->v[i].emptied && !c->v[i].escaped;
+	return n;
+}
+
 static FILE *md;
 
 static void out(const char *fmt, ...)
@@ -1027,14 +1037,13 @@ static void print_table(const struct workload *w, struct cell *cells)
 	for (size_t i = 0; i < N_CONTENDERS; i++) {
 		struct cell *c = &cells[i];
 		double lo, hi, med, ret, cpu, fr;
-		unsigned ok = 0, contained = 0, fails = 0;
+		unsigned ok = 0, fails = 0;
 		long rss = 0, left = 0;
 
 		if (!c->n)
 			continue;
 		for (unsigned k = 0; k < c->n; k++) {
 			ok += c->v[k].emptied;
-			contained += c->v[k].emptied && !c->v[k].escaped;
 			fails += c->v[k].status != 0;
 			if (c->v[k].maxrss_kb > rss)
 				rss = c->v[k].maxrss_kb;
@@ -1053,7 +1062,7 @@ static void print_table(const struct workload *w, struct cell *cells)
 		out(" %.2f | %.2f | %.2f | %u/%u%s |", ret, cpu, (double)rss / 1024, ok, c->n,
 		    fails ? " ⚠" : "");
 		if (bomb)
-			out(" %u/%u | %ld |", contained, c->n, left);
+			out(" %u/%u | %ld |", count_contained(c), c->n, left);
 		if (mem)
 			out(" %.2f |", fr);
 		out("\n");
@@ -1160,19 +1169,22 @@ static void bench_workload(unsigned wi)
 		}
 }
 
+static const char *const bomb_backends[3] = { "cgkill -b freeze", "cgkill -b v1-freeze",
+					       "cgkill -b loop" };
+static struct cell trial_cells[3];	/* containment(), per bomb_backends[] */
+
 /* 100 (FULL) fork-bomb trials for each freezing or looping backend, at
  * the size of the mode's bomb row (--trials N in quick mode: 1,000). */
 static void containment(FILE *dat)
 {
-	static const char *const names[] = { "cgkill -b freeze", "cgkill -b v1-freeze", "cgkill -b loop" };
 	struct workload bomb = { .type = W_BOMB, .a = quick_mode ? 1000 : 5000, .reps = 1 };
-	static struct cell tc[3];
+	struct cell *tc = trial_cells;
 
 	(void)dat;
 	snprintf(bomb.name, sizeof(bomb.name), "bomb-trial");
 	for (unsigned t = 0; t < trials && !stop; t++)
 		for (unsigned k = 0; k < 3 && !stop; k++) {
-			const struct contender *c = find_contender(names[k]);
+			const struct contender *c = find_contender(bomb_backends[k]);
 			struct run r;
 
 			if (!c || !applies(c, &bomb) || run_one(&bomb, c, &r, false) < 0)
@@ -1191,21 +1203,221 @@ static void containment(FILE *dat)
 	out("| contender | trials | contained, 0 left | escaped | exit ≠ 0 | median ms to empty | max ms |\n");
 	out("|---|--:|--:|--:|--:|--:|--:|\n");
 	for (unsigned k = 0; k < 3; k++) {
-		unsigned ok = 0, fails = 0;
+		unsigned ok = count_contained(&tc[k]), fails = 0;
 		long esc = 0;
 		double lo, hi, med;
 
 		if (!tc[k].n)
 			continue;
 		for (unsigned i = 0; i < tc[k].n; i++) {
-			ok += tc[k].v[i].emptied && !tc[k].v[i].escaped;
 			esc += tc[k].v[i].escaped;
 			fails += tc[k].v[i].status != 0;
 		}
 		med = median(&tc[k], offsetof(struct run, empty_ms), true, &lo, &hi);
-		out("| %s | %u | %u | %ld | %u | %.2f | %.2f |\n", names[k], tc[k].n, ok, esc, fails,
+		out("| %s | %u | %u | %ld | %u | %.2f | %.2f |\n", bomb_backends[k], tc[k].n, ok, esc, fails,
 		    med, hi);
 	}
+}
+
+/* ------------------------------------------------------- the targets */
+
+/* Issue 6's targets, checked against this run's medians, so that a
+ * regression shows in the output of every run, not only to someone who
+ * reads the tables. A quick run checks them at its smaller sizes. */
+
+#define RSS_LIMIT_MIB 8.0
+#define LINEAR_SLACK 1.25	/* CPU may grow 1.25x the process count (noise) */
+
+static unsigned targets_checked, targets_met;
+
+/* met: 1 yes, 0 no, -1 nothing to check (a row for information). */
+static void target_row(const char *target, int met, const char *fmt, ...)
+{
+	char result[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(result, sizeof(result), fmt, ap);
+	va_end(ap);
+	if (met >= 0) {
+		targets_checked++;
+		targets_met += (unsigned)met;
+	}
+	out("| %s | %s | %s |\n", target, result, met < 0 ? "–" : met ? "yes" : "**no**");
+}
+
+/* Median time to empty of contender ci on workload wi over the floor's;
+ * -1 if either has no run that emptied. */
+static double ratio_to_floor(unsigned wi, size_t ci)
+{
+	double fl = median(&cells[wi][0], offsetof(struct run, empty_ms), true, NULL, NULL);
+	double med = median(&cells[wi][ci], offsetof(struct run, empty_ms), true, NULL, NULL);
+
+	return fl > 0 && med >= 0 ? med / fl : -1;
+}
+
+static void speed_target(const char *name, double limit)
+{
+	size_t ci = (size_t)(find_contender(name) - contenders);
+	const char *worst_row = "";
+	double worst = 0;
+	unsigned rows = 0, not_emptied = 0;
+	char target[128];
+
+	for (unsigned wi = 0; wi < n_workloads; wi++) {
+		const struct cell *c = &cells[wi][ci];
+		double r = ratio_to_floor(wi, ci);
+
+		if (!c->n || !cells[wi][0].n)
+			continue;
+		rows++;
+		for (unsigned i = 0; i < c->n; i++)
+			not_emptied += !c->v[i].emptied;
+		if (r > worst) {
+			worst = r;
+			worst_row = workloads[wi].name;
+		}
+	}
+	if (!rows)
+		return;	/* not in this run (quick runs leave the library out) */
+	snprintf(target, sizeof(target), "`%s` within %.2f× of the floor", name, limit);
+	target_row(target, worst <= limit && !not_emptied, "worst %.2f× (%s) over %u rows%s",
+		   worst, worst_row, rows, not_emptied ? "; some runs did not empty" : "");
+}
+
+/* Every fork-bomb trial contained with 0 left; the bomb row's runs if no
+ * trials ran. */
+static void containment_target(void)
+{
+	const struct workload *bomb = find_workload("bomb");
+	char result[256] = "";
+	size_t len = 0;
+	unsigned measured = 0;
+	bool all = true;
+
+	for (unsigned k = 0; k < 3; k++) {
+		const struct contender *c = find_contender(bomb_backends[k]);
+		const struct cell *cell = trial_cells[k].n || !bomb ? &trial_cells[k] :
+					  &cells[bomb - workloads][c - contenders];
+		unsigned ok = count_contained(cell);
+
+		if (!cell->n)
+			continue;
+		measured++;
+		all = all && ok == cell->n;
+		len += (size_t)snprintf(result + len, sizeof(result) - len, "%s%s %u/%u",
+					len ? ", " : "", bomb_backends[k] + strlen("cgkill -b "), ok, cell->n);
+	}
+	target_row("every fork bomb contained, 0 left", measured ? all : -1, "%s%s",
+		   measured ? result : "not run",
+		   !measured ? "" : trial_cells[0].n || trial_cells[1].n || trial_cells[2].n ?
+		   " (containment trials)" : " (bomb row)");
+}
+
+/* Peak RSS at the largest flat row, and CPU from the smallest to the
+ * largest: at most proportional to the processes. */
+static void resource_targets(void)
+{
+	static const char *const cmds[] = { "cgkill -b kernel", "cgkill -b freeze",
+					    "cgkill -b v1-freeze", "cgkill -b loop" };
+	char rss_text[256] = "", cpu_text[256] = "", target[128];
+	size_t rss_len = 0, cpu_len = 0;
+	int lo = -1, hi = -1;
+	bool rss_ok = true, cpu_ok = true;
+
+	for (unsigned wi = 0; wi < n_workloads; wi++) {
+		if (workloads[wi].type != W_FLAT || !cells[wi][0].n)
+			continue;
+		if (lo < 0 || workloads[wi].procs < workloads[lo].procs)
+			lo = (int)wi;
+		if (hi < 0 || workloads[wi].procs > workloads[hi].procs)
+			hi = (int)wi;
+	}
+	snprintf(target, sizeof(target), "peak RSS under %.0f MiB", RSS_LIMIT_MIB);
+	if (hi < 0) {
+		target_row(target, -1, "no flat row run");
+		return;
+	}
+	for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
+		size_t ci = (size_t)(find_contender(cmds[k]) - contenders);
+		const struct cell *big = &cells[hi][ci], *small = &cells[lo][ci];
+		const char *be = cmds[k] + strlen("cgkill -b ");
+		long rss = 0;
+
+		if (!big->n)
+			continue;
+		for (unsigned i = 0; i < big->n; i++)
+			if (big->v[i].maxrss_kb > rss)
+				rss = big->v[i].maxrss_kb;
+		rss_ok = rss_ok && rss < RSS_LIMIT_MIB * 1024;
+		rss_len += (size_t)snprintf(rss_text + rss_len, sizeof(rss_text) - rss_len, "%s%s %.2f",
+					    rss_len ? ", " : "", be, (double)rss / 1024);
+		if (lo != hi && small->n) {
+			double growth = median(big, offsetof(struct run, cpu_ms), false, NULL, NULL) /
+					median(small, offsetof(struct run, cpu_ms), false, NULL, NULL);
+
+			cpu_ok = cpu_ok && growth <= LINEAR_SLACK * workloads[hi].procs / workloads[lo].procs;
+			cpu_len += (size_t)snprintf(cpu_text + cpu_len, sizeof(cpu_text) - cpu_len,
+						    "%s%s %.1f×", cpu_len ? ", " : "", be, growth);
+		}
+	}
+	target_row(target, rss_len ? rss_ok : -1, "at %u processes: %s MiB", workloads[hi].procs,
+		   rss_len ? rss_text : "not run");
+	if (lo == hi)
+		target_row("CPU grows at most linearly", -1, "needs two flat rows");
+	else
+		target_row("CPU grows at most linearly", cpu_len ? cpu_ok : -1,
+			   "%u → %u processes (%u×): %s", workloads[lo].procs, workloads[hi].procs,
+			   workloads[hi].procs / workloads[lo].procs, cpu_len ? cpu_text : "not run");
+}
+
+/* What people use today: how much slower, and how often a bomb got away. */
+static void peer_row(const char *name)
+{
+	size_t ci = (size_t)(find_contender(name) - contenders);
+	double lo = 0, hi = 0;
+	unsigned rows = 0, bomb_runs = 0, bomb_ok = 0;
+	char target[128], bombs[96];
+
+	for (unsigned wi = 0; wi < n_workloads; wi++) {
+		const struct cell *c = &cells[wi][ci];
+		double r = ratio_to_floor(wi, ci);
+
+		if (forks(&workloads[wi])) {
+			bomb_runs += c->n;
+			bomb_ok += count_contained(c);
+		}
+		if (r < 0)
+			continue;
+		lo = rows && lo < r ? lo : r;
+		hi = hi > r ? hi : r;
+		rows++;
+	}
+	if (!rows)
+		return;
+	snprintf(target, sizeof(target), "`%s`, for comparison", name);
+	snprintf(bombs, sizeof(bombs), "; fork bombs contained in %u of %u runs", bomb_ok, bomb_runs);
+	target_row(target, -1, "%.2f–%.2f× the floor over %u rows%s", lo, hi, rows,
+		   bomb_runs ? bombs : "");
+}
+
+static void check_targets(void)
+{
+	out("\n### Against the targets (issue 6), this run's medians\n\n");
+	out("| target | this run | met? |\n|---|---|---|\n");
+	speed_target("cgkill -b kernel", 1.05);
+	speed_target("cgkill -b freeze", 1.5);
+	speed_target("cgkill -b v1-freeze", 2.0);
+	speed_target("cgkill -b loop", 2.0);
+	speed_target("lib freeze", 1.5);
+	speed_target("lib v1-freeze", 2.0);
+	speed_target("lib loop", 2.0);
+	containment_target();
+	resource_targets();
+	peer_row("shell loop");
+	peer_row("pkill --cgroup");
+	out("\n%u of %u targets met in this run (ratios within about ±0.15 of each other\n"
+	    "are noise on a small machine: see bench/RESULTS.md)\n", targets_met, targets_checked);
 }
 
 static void write_dat(const char *path)
@@ -1358,6 +1570,8 @@ static int inner(void)
 	}
 	if (trials && !stop && in_list(workload_filter, "bomb"))
 		containment(NULL);
+	if (!stop)
+		check_targets();
 	{
 		char buf[256];
 
