@@ -1281,8 +1281,9 @@ static void speed_target(const char *name, double limit)
 	if (!rows)
 		return;	/* not in this run (quick runs leave the library out) */
 	snprintf(target, sizeof(target), "`%s` within %.2f× of the floor", name, limit);
-	target_row(target, worst <= limit && !not_emptied, "worst %.2f× (%s) over %u rows%s",
-		   worst, worst_row, rows, not_emptied ? "; some runs did not empty" : "");
+	target_row(target, worst <= limit && !not_emptied, "worst %.2f× (%s) over %u row%s%s",
+		   worst, worst_row, rows, rows == 1 ? "" : "s",
+		   not_emptied ? "; some runs did not empty" : "");
 }
 
 /* Every fork-bomb trial contained with 0 left; the bomb row's runs if no
@@ -1397,8 +1398,8 @@ static void peer_row(const char *name)
 		return;
 	snprintf(target, sizeof(target), "`%s`, for comparison", name);
 	snprintf(bombs, sizeof(bombs), "; fork bombs contained in %u of %u runs", bomb_ok, bomb_runs);
-	target_row(target, -1, "%.2f–%.2f× the floor over %u rows%s", lo, hi, rows,
-		   bomb_runs ? bombs : "");
+	target_row(target, -1, "%.2f–%.2f× the floor over %u row%s%s", lo, hi, rows,
+		   rows == 1 ? "" : "s", bomb_runs ? bombs : "");
 }
 
 static void check_targets(void)
@@ -1418,6 +1419,9 @@ static void check_targets(void)
 	peer_row("pkill --cgroup");
 	out("\n%u of %u targets met in this run (ratios within about ±0.15 of each other\n"
 	    "are noise on a small machine: see bench/RESULTS.md)\n", targets_met, targets_checked);
+	if (targets_met < targets_checked)
+		out("A ratio a little over its limit wants more runs of that row before it is\n"
+		    "called a miss: make bench ARGS=\"--only ROW --reps 21\" (FULL=1 for the full sizes).\n");
 }
 
 static void write_dat(const char *path)
