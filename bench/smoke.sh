@@ -36,4 +36,5 @@ if ! grep -q 'targets met in this run' "$md"; then
 	fail=1
 fi
 cat "$out/stdout"
+[ $fail -eq 0 ] && echo "bench smoke: the harness works; its targets table is not judged here"
 exit $fail
