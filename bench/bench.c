@@ -1291,28 +1291,28 @@ static void speed_target(const char *name, double limit)
 static void containment_target(void)
 {
 	const struct workload *bomb = find_workload("bomb");
+	bool from_trials = trial_cells[0].n || trial_cells[1].n || trial_cells[2].n;
 	char result[256] = "";
 	size_t len = 0;
-	unsigned measured = 0;
 	bool all = true;
 
-	for (unsigned k = 0; k < 3; k++) {
+	for (unsigned k = 0; k < 3 && (from_trials || bomb); k++) {
 		const struct contender *c = find_contender(bomb_backends[k]);
-		const struct cell *cell = trial_cells[k].n || !bomb ? &trial_cells[k] :
+		const struct cell *cell = from_trials ? &trial_cells[k] :
 					  &cells[bomb - workloads][c - contenders];
 		unsigned ok = count_contained(cell);
 
 		if (!cell->n)
 			continue;
-		measured++;
 		all = all && ok == cell->n;
 		len += (size_t)snprintf(result + len, sizeof(result) - len, "%s%s %u/%u",
 					len ? ", " : "", bomb_backends[k] + strlen("cgkill -b "), ok, cell->n);
 	}
-	target_row("every fork bomb contained, 0 left", measured ? all : -1, "%s%s",
-		   measured ? result : "not run",
-		   !measured ? "" : trial_cells[0].n || trial_cells[1].n || trial_cells[2].n ?
-		   " (containment trials)" : " (bomb row)");
+	if (!len)
+		target_row("every fork bomb contained, 0 left", -1, "not run");
+	else
+		target_row("every fork bomb contained, 0 left", all, "%s (%s)", result,
+			   from_trials ? "containment trials" : "bomb row");
 }
 
 /* Peak RSS at the largest flat row, and CPU from the smallest to the
