@@ -592,6 +592,12 @@ static const struct contender *find_contender(const char *name)
 	return NULL;
 }
 
+/* Its column in cells[][] (names are the fixed ones of contenders[]). */
+static size_t contender_index(const char *name)
+{
+	return (size_t)(find_contender(name) - contenders);
+}
+
 static bool is_contender(const char *name)
 {
 	return find_contender(name) != NULL;
@@ -1000,6 +1006,16 @@ static double median(const struct cell *c, size_t off, bool only_ok, double *min
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+static long peak_rss_kb(const struct cell *c)
+{
+	long rss = 0;
+
+	for (unsigned i = 0; i < c->n; i++)
+		if (c->v[i].maxrss_kb > rss)
+			rss = c->v[i].maxrss_kb;
+	return rss;
+}
+
 /* Runs that emptied the subtree with nothing found outside it. */
 static unsigned count_contained(const struct cell *c)
 {
@@ -1038,15 +1054,13 @@ static void print_table(const struct workload *w, struct cell *cells)
 		struct cell *c = &cells[i];
 		double lo, hi, med, ret, cpu, fr;
 		unsigned ok = 0, fails = 0;
-		long rss = 0, left = 0;
+		long left = 0;
 
 		if (!c->n)
 			continue;
 		for (unsigned k = 0; k < c->n; k++) {
 			ok += c->v[k].emptied;
 			fails += c->v[k].status != 0;
-			if (c->v[k].maxrss_kb > rss)
-				rss = c->v[k].maxrss_kb;
 			if (c->v[k].left > left)
 				left = c->v[k].left;
 		}
@@ -1059,7 +1073,7 @@ static void print_table(const struct workload *w, struct cell *cells)
 		else
 			out("| %s | %.2f | %.2f–%.2f | %.2f |", contenders[i].name, med, lo, hi,
 			    floor_med > 0 ? med / floor_med : 0);
-		out(" %.2f | %.2f | %.2f | %u/%u%s |", ret, cpu, (double)rss / 1024, ok, c->n,
+		out(" %.2f | %.2f | %.2f | %u/%u%s |", ret, cpu, (double)peak_rss_kb(c) / 1024, ok, c->n,
 		    fails ? " ⚠" : "");
 		if (bomb)
 			out(" %u/%u | %ld |", count_contained(c), c->n, left);
@@ -1175,12 +1189,11 @@ static struct cell trial_cells[3];	/* containment(), per bomb_backends[] */
 
 /* 100 (FULL) fork-bomb trials for each freezing or looping backend, at
  * the size of the mode's bomb row (--trials N in quick mode: 1,000). */
-static void containment(FILE *dat)
+static void containment(void)
 {
 	struct workload bomb = { .type = W_BOMB, .a = quick_mode ? 1000 : 5000, .reps = 1 };
 	struct cell *tc = trial_cells;
 
-	(void)dat;
 	snprintf(bomb.name, sizeof(bomb.name), "bomb-trial");
 	for (unsigned t = 0; t < trials && !stop; t++)
 		for (unsigned k = 0; k < 3 && !stop; k++) {
@@ -1214,8 +1227,8 @@ static void containment(FILE *dat)
 			fails += tc[k].v[i].status != 0;
 		}
 		med = median(&tc[k], offsetof(struct run, empty_ms), true, &lo, &hi);
-		out("| %s | %u | %u | %ld | %u | %.2f | %.2f |\n", bomb_backends[k], tc[k].n, ok, esc, fails,
-		    med, hi);
+		out("| %s | %u | %u | %ld | %u | %.2f | %.2f |\n", bomb_backends[k], tc[k].n, ok, esc,
+		    fails, med, hi);
 	}
 }
 
@@ -1258,7 +1271,7 @@ static double ratio_to_floor(unsigned wi, size_t ci)
 
 static void speed_target(const char *name, double limit)
 {
-	size_t ci = (size_t)(find_contender(name) - contenders);
+	size_t ci = contender_index(name);
 	const char *worst_row = "";
 	double worst = 0;
 	unsigned rows = 0, not_emptied = 0;
@@ -1306,7 +1319,7 @@ static void containment_target(void)
 			continue;
 		all = all && ok == cell->n;
 		len += (size_t)snprintf(result + len, sizeof(result) - len, "%s%s %u/%u",
-					len ? ", " : "", bomb_backends[k] + strlen("cgkill -b "), ok, cell->n);
+					len ? ", " : "", cgk_backend_name(c->be), ok, cell->n);
 	}
 	if (!len)
 		target_row("every fork bomb contained, 0 left", -1, "not run");
@@ -1315,12 +1328,10 @@ static void containment_target(void)
 			   from_trials ? "containment trials" : "bomb row");
 }
 
-/* Peak RSS at the largest flat row, and CPU from the smallest to the
- * largest: at most proportional to the processes. */
+/* Peak RSS of the command at the largest flat row, and its CPU from the
+ * smallest to the largest: at most proportional to the processes. */
 static void resource_targets(void)
 {
-	static const char *const cmds[] = { "cgkill -b kernel", "cgkill -b freeze",
-					    "cgkill -b v1-freeze", "cgkill -b loop" };
 	char rss_text[256] = "", cpu_text[256] = "", target[128];
 	size_t rss_len = 0, cpu_len = 0;
 	int lo = -1, hi = -1;
@@ -1339,17 +1350,13 @@ static void resource_targets(void)
 		target_row(target, -1, "no flat row run");
 		return;
 	}
-	for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
-		size_t ci = (size_t)(find_contender(cmds[k]) - contenders);
+	for (size_t ci = 0; ci < N_CONTENDERS; ci++) {
 		const struct cell *big = &cells[hi][ci], *small = &cells[lo][ci];
-		const char *be = cmds[k] + strlen("cgkill -b ");
-		long rss = 0;
+		const char *be = cgk_backend_name(contenders[ci].be);
+		long rss = peak_rss_kb(big);
 
-		if (!big->n)
+		if (contenders[ci].kind != C_CMD || !big->n)
 			continue;
-		for (unsigned i = 0; i < big->n; i++)
-			if (big->v[i].maxrss_kb > rss)
-				rss = big->v[i].maxrss_kb;
 		rss_ok = rss_ok && rss < RSS_LIMIT_MIB * 1024;
 		rss_len += (size_t)snprintf(rss_text + rss_len, sizeof(rss_text) - rss_len, "%s%s %.2f",
 					    rss_len ? ", " : "", be, (double)rss / 1024);
@@ -1375,7 +1382,7 @@ static void resource_targets(void)
 /* What people use today: how much slower, and how often a bomb got away. */
 static void peer_row(const char *name)
 {
-	size_t ci = (size_t)(find_contender(name) - contenders);
+	size_t ci = contender_index(name);
 	double lo = 0, hi = 0;
 	unsigned rows = 0, bomb_runs = 0, bomb_ok = 0;
 	char target[128], bombs[96];
@@ -1573,7 +1580,7 @@ static int inner(void)
 		print_table(&workloads[wi], cells[wi]);
 	}
 	if (trials && !stop && in_list(workload_filter, "bomb"))
-		containment(NULL);
+		containment();
 	if (!stop)
 		check_targets();
 	{
