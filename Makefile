@@ -83,7 +83,7 @@ $(B)/fuzz/%: fuzz/%.c $(LIB_SRC) include/cgkill.h lib/internal.h
 
 # Paths in libcgkill.pc are written relative to ${prefix} where they can be.
 pcdir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
-MAN3_LINKS := cgk_kill cgk_kill_fd cgk_report_free cgk_report_json cgk_backend_name \
+MAN3_LINKS := cgk_kill cgk_kill_fd cgk_kill_pid cgk_report_free cgk_report_json cgk_backend_name \
 	cgk_backend_from_name cgk_guard_name cgk_signal_from_name cgk_signal_name \
 	cgk_parse_duration cgk_list_hierarchies cgk_cgroup_of_pid
 

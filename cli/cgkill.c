@@ -320,6 +320,11 @@ static void free_targets(char ***targets)
 	free(*targets);
 }
 
+static void free_pids(pid_t **pids)
+{
+	free(*pids);
+}
+
 enum {
 	OPT_NO_WAIT = 0x100,
 	OPT_TIMEOUT,
@@ -354,10 +359,13 @@ int main(int argc, char **argv)
 	};
 	struct cli cli = { .opts = CGK_OPTIONS_INIT };
 	char **targets __attribute__((cleanup(free_targets))) = calloc((size_t)argc + 1, sizeof(char *));
+	/* pids[i] > 0: targets[i] is that --pid, resolved by the library,
+	 * which checks the cgroup it opens holds the pid. */
+	pid_t *pids __attribute__((cleanup(free_pids))) = calloc((size_t)argc + 1, sizeof(pid_t));
 	size_t n_targets = 0;
 	int c;
 
-	if (!targets)
+	if (!targets || !pids)
 		return EXIT_ERROR;
 	while ((c = getopt_long(argc, argv, "s:b:w::pnjfil::LvqhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -398,19 +406,13 @@ int main(int argc, char **argv)
 			break;
 		}
 		case OPT_PID: {
-			char *end, path[4096];
+			char *end;
 			long pid = strtol(optarg, &end, 10);
-			int r;
 
 			if (!isdigit((unsigned char)*optarg) || *end || pid <= 0 || pid > INT32_MAX)
 				usage_error("invalid pid: %s", optarg);
-			r = cgk_cgroup_of_pid((pid_t)pid, path, sizeof(path));
-			if (r < 0) {
-				fprintf(stderr, "cgkill: pid %ld: cannot find its cgroup v2 (%s)\n", pid,
-					strerrorname_np(-r) ?: "?");
-				return EXIT_ERROR;
-			}
-			targets[n_targets++] = strdup(path);
+			pids[n_targets] = (pid_t)pid;
+			targets[n_targets++] = strdup(optarg);
 			break;
 		}
 		case 'p':
@@ -485,7 +487,8 @@ int main(int argc, char **argv)
 	raise_fd_limit();
 	cli.opts.cancel = &interrupted;
 	for (size_t i = 0; i < n_targets && !interrupted; i++, handled++) {
-		int r = cgk_kill(targets[i], &cli.opts, &reports[i]);
+		int r = pids[i] ? cgk_kill_pid(pids[i], &cli.opts, &reports[i]) :
+				  cgk_kill(targets[i], &cli.opts, &reports[i]);
 		int status = exit_status(&reports[i], r);
 
 		tell(&cli, &reports[i], r);

@@ -132,6 +132,9 @@ int cgk_kill(const char *path, const struct cgk_options *opts,
 	     struct cgk_report *report);
 int cgk_kill_fd(int cgroup_dirfd, const struct cgk_options *opts,
 		struct cgk_report *report);
+/* Kill the cgroup v2 that holds pid, once that cgroup's own list confirms
+ * the pid is there. */
+int cgk_kill_pid(pid_t pid, const struct cgk_options *opts, struct cgk_report *report);
 void cgk_report_free(struct cgk_report *report);
 int cgk_report_json(const struct cgk_report *const *reports, size_t n,
 		    FILE *out);

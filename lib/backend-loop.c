@@ -91,7 +91,8 @@ static int settle(struct cgk_run *run, int sig, uint64_t deadline)
 	for (;;) {
 		/* A process we may not signal could run for ever: then only
 		 * the count says whether anything is still happening. */
-		struct live live = { .self = run->self, .look = run->rep->not_permitted == 0 };
+		struct live live = { .self = run->self,
+				     .look = run->rep->not_permitted == 0 && run->proc_ours };
 		unsigned fresh;
 		int r = cgk_tree_walk(run, live_visit, &live);
 

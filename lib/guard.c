@@ -35,14 +35,15 @@ static int inside_visit(struct cgk_run *run, int cgfd, const char *rel, void *ar
 }
 
 /* Does the subtree hold cgkill itself or PID 1? Paths compare cheaply, but
- * only when they are comparable: a mount from outside our cgroup namespace
- * ("/.." roots) or an unreadable /proc falls back to looking for the pids
- * in the subtree's own lists; if that fails too, assume the worst. */
+ * only when they are comparable: a /proc of another pid namespace (whose
+ * "1" is not our init), a mount from outside our cgroup namespace ("/.."
+ * roots) or an unreadable /proc falls back to looking for the pids in the
+ * subtree's own lists; if that fails too, assume the worst. */
 static void find_inside(struct cgk_run *run, struct inside *in)
 {
 	int self = -EINVAL, init = -EINVAL;
 
-	if (strncmp(run->t->rel, "/..", 3) != 0) {
+	if (run->proc_ours && strncmp(run->t->rel, "/..", 3) != 0) {
 		self = cgk_pid_in_subtree(run, "self");
 		init = cgk_pid_in_subtree(run, "1");
 	}

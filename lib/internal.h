@@ -97,6 +97,9 @@ int cgk_target_open(const char *path, struct cgk_target *t, char *msg,
 int cgk_target_from_fd(int fd, struct cgk_target *t, char *msg,
 		       size_t msgsize);
 void cgk_target_close(struct cgk_target *t);
+/* Does the cgroup t hold process pid (a number in our pid namespace)?
+ * 0 if so, -ESRCH if not, -errno if that cannot be told. */
+int cgk_target_holds(const struct cgk_target *t, pid_t pid);
 int cgk_mounts_read(struct cgk_mount **out, size_t *n);
 
 /* ---- run state shared by backends ---- */
@@ -113,6 +116,12 @@ struct cgk_run {
 	bool self_inside;	/* guard: the caller's cgroup is in the subtree */
 	size_t batch;		/* pidfds open at once, under RLIMIT_NOFILE */
 	bool no_pidfd_info;	/* PIDFD_GET_INFO is not there (before 6.13) */
+	/* /proc was mounted for our pid namespace: its numbers are ours. If
+	 * not, it only gives leads (see cgk_subtree_scan). */
+	bool proc_ours;
+	/* Kernel threads may be among the pids we see: we are in the initial
+	 * pid namespace, or cannot tell. */
+	bool kthreads_visible;
 };
 
 /* err says the cgroup was removed: ENOENT opening one of its files, ENODEV
@@ -144,17 +153,26 @@ int cgk_tree_count(struct cgk_run *run, unsigned *procs, unsigned *cgroups);
 int cgk_tree_cgroups(struct cgk_run *run, unsigned *cgroups);
 /* comm, state and (if flags) the task flags of pid from /proc/PID/stat. */
 int cgk_proc_stat(int procfd, pid_t pid, struct cgk_process *p, unsigned long *flags);
-/* Is pid ("123", "self") in the subtree, by /proc/PID/cgroup: 1 inside,
- * 0 outside, -errno if that cannot be told. */
+/* Is pid ("123", "self") in the subtree, by the path /proc/PID/cgroup
+ * shows: 1 inside, 0 outside, -errno if that cannot be told. A quick look
+ * for the guard rails, valid only in a /proc of our pid namespace. */
 int cgk_pid_in_subtree(struct cgk_run *run, const char *pid);
 /* Processes of the subtree found through /proc, not through the lists: a
  * process that keeps moving itself between cgroups of the subtree can slip
  * past every list read of a walk, never past /proc, where each process
- * names its cgroup. Zombies, the caller and (skip_done) pids in run->done
- * are left out. Nothing when the kernel already says the subtree is empty;
+ * names its cgroup. fn gets each with cgfd, the cgroup its /proc entry
+ * names opened beneath the target, rel its name below the target, and a
+ * pid that cgfd's own list holds; a non-zero return stops the scan and is
+ * returned. The caller, pids in run->done (skip_done) and zombies are left
+ * out. Nothing when the kernel already says the subtree is empty;
  * -EOPNOTSUPP when paths cannot be compared (a mount from outside our
  * cgroup namespace). */
-int cgk_subtree_scan(struct cgk_run *run, bool skip_done, struct cgk_pidvec *out);
+typedef int (*cgk_found_fn)(struct cgk_run *run, int cgfd, const char *rel, pid_t pid,
+			    void *arg);
+int cgk_subtree_scan(struct cgk_run *run, bool skip_done, cgk_found_fn fn, void *arg);
+/* Is /proc (procfd) mounted for our pid namespace? Sets run->proc_ours
+ * and run->kthreads_visible. */
+void cgk_proc_check(struct cgk_run *run);
 /* List the processes of the subtree, with comm and state. */
 int cgk_tree_list(struct cgk_run *run, struct cgk_process_list *out);
 

@@ -179,6 +179,7 @@ static int run_target(struct cgk_target *t, const struct cgk_options *opts,
 	run.procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (run.procfd < 0)
 		return cgk_fail(&run, -errno, "cannot open /proc");
+	cgk_proc_check(&run);
 
 	r = check_options(&run);
 	if (r >= 0)
@@ -235,7 +236,11 @@ static int run_target(struct cgk_target *t, const struct cgk_options *opts,
 			for (size_t i = 0; i < rep->survivors.n; i++)
 				hidden += rep->survivors.v[i].pid == 0;
 			/* PID 0 entries: say which backend would reach them. */
-			if (hidden && rep->backend != CGK_BACKEND_KERNEL)
+			if (!rep->survivors.n)
+				cgk_fail(&run, r, "not empty after waiting %llu ms, though its lists "
+					 "show no process: what is left is outside our pid namespace",
+					 (unsigned long long)opts->wait_ms);
+			else if (hidden && rep->backend != CGK_BACKEND_KERNEL)
 				cgk_fail(&run, r, "%zu process(es) left after waiting %llu ms, %zu of them "
 					 "outside our pid namespace: only the kernel backend "
 					 "(cgroup.kill, SIGKILL) reaches those",
@@ -290,4 +295,35 @@ CGK_EXPORT int cgk_kill_fd(int cgroup_dirfd, const struct cgk_options *opts,
 	snprintf(rep->path, sizeof(rep->path), "fd %d", cgroup_dirfd);
 	return kill_resolved(cgk_target_from_fd(cgroup_dirfd, &t, rep->message, sizeof(rep->message)),
 			     &t, opts, rep);
+}
+
+/* /proc/PID/cgroup names the cgroup, and the number comes from a /proc
+ * that may belong to another pid namespace, and the name may lead through
+ * a bind mount to another cgroup: so the cgroup opened must list the pid
+ * itself before anything is signalled. */
+CGK_EXPORT int cgk_kill_pid(pid_t pid, const struct cgk_options *opts, struct cgk_report *rep)
+{
+	struct cgk_target t;
+	char path[4096];
+	int r;
+
+	*rep = (struct cgk_report){ 0 };
+	snprintf(rep->path, sizeof(rep->path), "pid %d", (int)pid);
+	r = cgk_cgroup_of_pid(pid, path, sizeof(path));
+	if (r < 0) {
+		snprintf(rep->message, sizeof(rep->message), "pid %d: cannot find its cgroup v2 (%s)",
+			 (int)pid, strerrorname_np(-r) ?: "?");
+		return rep->error = r;
+	}
+	snprintf(rep->path, sizeof(rep->path), "%s", path);
+	r = cgk_target_open(path, &t, rep->message, sizeof(rep->message));
+	if (r >= 0 && (r = cgk_target_holds(&t, pid)) < 0) {
+		snprintf(rep->message, sizeof(rep->message),
+			 "%s: process %d is not in this cgroup, though /proc/%d/cgroup names it "
+			 "(a /proc of another pid namespace, a mount that shows another cgroup "
+			 "there, or the process moved): refusing (%s)",
+			 t.path, (int)pid, (int)pid, strerrorname_np(-r) ?: "?");
+		cgk_target_close(&t);
+	}
+	return kill_resolved(r, &t, opts, rep);
 }

@@ -66,39 +66,21 @@ static int pidfd_send_signal(int pidfd, int sig)
  * looks for an executable), and resolving it costs a third of reading
  * /proc/PID/stat, the most expensive step per process otherwise. Only when
  * it does not resolve (kernel thread, zombie, no ptrace access) do the
- * flags in stat decide.
+ * flags in stat decide. A /proc of another pid namespace numbers other
+ * processes: then only a namespace without kernel threads answers.
  */
-static bool is_kthread(int procfd, pid_t pid)
+static bool is_kthread(const struct cgk_run *run, pid_t pid)
 {
 	struct cgk_process p;
 	unsigned long flags = 0;
 	char exe[32];
 
+	if (!run->proc_ours)
+		return run->kthreads_visible;	/* cannot look: do not touch */
 	snprintf(exe, sizeof(exe), "%d/exe", pid);
-	if (faccessat(procfd, exe, F_OK, AT_EACCESS) == 0)
+	if (faccessat(run->procfd, exe, F_OK, AT_EACCESS) == 0)
 		return false;
-	return cgk_proc_stat(procfd, pid, &p, &flags) == 0 && (flags & PF_KTHREAD);
-}
-
-/* Without pidfds (before 5.3): kill(2) after checking /proc/PID/cgroup.
- * Racy against pid reuse in the gap; the best those kernels allow. */
-static int kill_checked(struct cgk_run *run, pid_t pid, int sig, const char *rel)
-{
-	_cleanup_free_ char *buf = NULL;
-	char name[32], path[4096], want[8192];
-	int r;
-
-	snprintf(name, sizeof(name), "%d/cgroup", pid);
-	r = cgk_read_file_at(run->procfd, name, &buf, NULL);
-	if (r < 0)
-		return -ESRCH;
-	r = cgk_parse_proc_cgroup(buf, run->t->version == 2 ? NULL : run->t->controllers,
-				  path, sizeof(path));
-	snprintf(want, sizeof(want), "%s%s%s", strcmp(run->t->rel, "/") ? run->t->rel : "",
-		 *rel ? "/" : "", rel);
-	if (r < 0 || strcmp(path, *want ? want : "/"))
-		return -ESRCH;
-	return kill(pid, sig) < 0 ? -errno : 0;
+	return cgk_proc_stat(run->procfd, pid, &p, &flags) == 0 && (flags & PF_KTHREAD);
 }
 
 /*
@@ -128,7 +110,7 @@ static void pidfd_facts(struct cgk_run *run, uint64_t cgid, struct slot *s)
 }
 
 static int send_one(struct cgk_run *run, struct pass *pass, pid_t pid, int pidfd,
-		    bool maybe_kthread, const char *rel)
+		    bool maybe_kthread)
 {
 	int r;
 
@@ -137,12 +119,15 @@ static int send_one(struct cgk_run *run, struct pass *pass, pid_t pid, int pidfd
 		run->self_seen = true;
 		return cgk_pidset_add(&run->done, pid);
 	}
-	if (maybe_kthread && is_kthread(run->procfd, pid))
+	if (maybe_kthread && is_kthread(run, pid))
 		return cgk_pidset_add(&run->done, pid);
+	/* Without pidfds (before 5.3) only kill(2) is left, right after the
+	 * list confirmed the pid: racy against reuse in that gap, the best
+	 * those kernels allow. */
 	if (pidfd >= 0)
 		r = pidfd_send_signal(pidfd, pass->sig) < 0 ? -errno : 0;
 	else
-		r = kill_checked(run, pid, pass->sig, rel);
+		r = kill(pid, pass->sig) < 0 ? -errno : 0;
 	if (r == 0) {
 		run->rep->signalled++;
 		pass->fresh++;
@@ -217,7 +202,7 @@ static int signal_batch(struct cgk_run *run, struct pass *pass, int cgfd, const 
 			r = s->pidfd;
 			break;
 		}
-		r = send_one(run, pass, pids[i], s->pidfd, s->maybe_kthread, rel);
+		r = send_one(run, pass, pids[i], s->pidfd, s->maybe_kthread);
 	}
 	if (r < 0)
 		cgk_fail(run, r, "cannot signal the processes of %s", *rel ? rel : "the target");
@@ -265,30 +250,23 @@ static int pass_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg)
 	return r;
 }
 
+/* A lead from /proc that the cgroup's list confirmed: pinned by a pidfd
+ * and confirmed again like any listed pid. */
+static int signal_found(struct cgk_run *run, int cgfd, const char *rel, pid_t pid, void *arg)
+{
+	struct slot slot;
+
+	return signal_batch(run, arg, cgfd, rel, &pid, &slot, 1);
+}
+
 int cgk_signal_stragglers(struct cgk_run *run, int sig, unsigned *fresh)
 {
 	struct pass pass = { .sig = sig };
-	struct cgk_pidvec found = { 0 };
-	int r = cgk_subtree_scan(run, true, &found);
+	int r = cgk_subtree_scan(run, true, signal_found, &pass);
 
 	*fresh = 0;
 	if (r == -EOPNOTSUPP)
-		r = 0;
-	/* Pinned by a pidfd, the pid is checked again: still in the subtree,
-	 * it names the pinned process or one that is in the subtree too.
-	 * (Without pidfds, kill_checked() accepts the target cgroup itself
-	 * only; a straggler below it is left for the wait to report.) */
-	for (size_t i = 0; r >= 0 && i < found.n; i++) {
-		_cleanup_close_ int pidfd = pidfd_open(found.v[i]);
-		char pid[16];
-
-		if (pidfd < 0 && errno != ENOSYS)
-			continue;
-		snprintf(pid, sizeof(pid), "%d", found.v[i]);
-		if (cgk_pid_in_subtree(run, pid) == 1)
-			r = send_one(run, &pass, found.v[i], pidfd, true, "");
-	}
-	cgk_pidvec_free(&found);
+		return 0;
 	if (r < 0)
 		return cgk_fail(run, r, "cannot signal the processes found through /proc");
 	*fresh = pass.fresh;

@@ -258,11 +258,56 @@ static int target_open_fd(int fd, int version, struct cgk_target *t, const char 
 	return r;
 }
 
+/*
+ * A name as /proc/PID/cgroup shows it, relative to the root of our cgroup
+ * namespace ("/a/b", or "a/b"), as a path under a v2 mount that shows that
+ * part of the tree: below the mount's root, as mountinfo gives it in the
+ * same terms. A mount whose root lies outside our namespace ("/.." there)
+ * shows cgroups our names do not reach: appending the name to it would
+ * name a cgroup elsewhere in the tree, so such a mount is never used.
+ */
+static int resolve_name(const char *name, const struct cgk_mount *mounts, size_t n,
+			char **full, char *msg, size_t msgsize)
+{
+	bool outside = false;
+
+	if (strcmp(name, "..") == 0 || strncmp(name, "../", 3) == 0 || strstr(name, "/../") ||
+	    (strlen(name) >= 3 && strcmp(name + strlen(name) - 3, "/..") == 0))
+		return errmsg(msg, msgsize, -EINVAL, name,
+			      "a path relative to the cgroup v2 mount may not contain \"..\"");
+	for (size_t i = 0; i < n; i++) {
+		const struct cgk_mount *m = &mounts[i];
+		const char *root = strcmp(m->root, "/") ? m->root : "";
+		_cleanup_free_ char *abs = NULL;
+
+		if (m->version != 2)
+			continue;
+		if (path_below(m->root, "/..")) {
+			outside = true;
+			continue;
+		}
+		if (asprintf(&abs, "%s%s", name[0] == '/' ? "" : "/", name) < 0)
+			return -ENOMEM;
+		if (*root && !path_below(abs, root))
+			continue;
+		if (asprintf(full, "%s%s", m->path, abs + strlen(root)) < 0)
+			return -ENOMEM;
+		return 0;
+	}
+	if (outside)
+		return errmsg(msg, msgsize, -EXDEV, name,
+			      "the cgroup v2 mount shows the tree from outside this cgroup namespace, "
+			      "so a name as /proc/PID/cgroup shows it cannot be resolved against it; "
+			      "name the cgroup by its path under the mount");
+	return errmsg(msg, msgsize, -ENOENT, name,
+		      "not inside a cgroup mount, and no cgroup v2 mount shows it");
+}
+
 int cgk_target_open(const char *path, struct cgk_target *t, char *msg, size_t msgsize)
 {
 	_cleanup_free_ struct cgk_mount *mounts = NULL;
 	_cleanup_free_ char *full = NULL;
-	const char *v2 = NULL, *arg = path;
+	const char *arg = path;
 	bool inside = false;
 	size_t n = 0;
 	int fd, r;
@@ -285,25 +330,16 @@ int cgk_target_open(const char *path, struct cgk_target *t, char *msg, size_t ms
 	r = cgk_mounts_read(&mounts, &n);
 	if (r < 0)
 		return errmsg(msg, msgsize, r, path, "cannot read /proc/self/mountinfo");
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
 		if (path[0] == '/' && path_below(path, mounts[i].path))
 			inside = true;
-		if (mounts[i].version == 2 && !v2)
-			v2 = mounts[i].path;
-	}
-	/* Not inside a cgroup mount: a path as /proc/PID/cgroup shows it,
-	 * which must stay below the v2 mount. */
+	/* Not inside a cgroup mount: a name as /proc/PID/cgroup shows it. */
 	if (!inside) {
-		if (strcmp(path, "..") == 0 || strncmp(path, "../", 3) == 0 || strstr(path, "/../") ||
-		    (strlen(path) >= 3 && strcmp(path + strlen(path) - 3, "/..") == 0))
-			return errmsg(msg, msgsize, -EINVAL, path,
-				      "a path relative to the cgroup v2 mount may not contain \"..\"");
-		if (!v2)
-			return errmsg(msg, msgsize, -ENOENT, path,
-				      "not inside a cgroup mount, and no cgroup v2 mount to resolve it against");
-		if (asprintf(&full, "%s%s%s", v2, path[0] == '/' ? "" : "/", path) < 0)
-			return -ENOMEM;
-		path = full;
+		r = resolve_name(path, mounts, n, &full, msg, msgsize);
+		/* An absolute path that exists is named for what it is below. */
+		if (r < 0 && (arg[0] != '/' || faccessat(AT_FDCWD, arg, F_OK, AT_SYMLINK_NOFOLLOW) < 0))
+			return r;
+		path = r < 0 ? arg : full;
 	}
 
 	fd = open_nofollow(path);
@@ -388,6 +424,32 @@ CGK_EXPORT int cgk_cgroup_of_pid(pid_t pid, char *buf, size_t size)
 		return 0;
 	}
 	return -ENOENT;
+}
+
+int cgk_target_holds(const struct cgk_target *t, pid_t pid)
+{
+	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	_cleanup_free_ char *buf = NULL;
+	struct cgk_pidvec listed = { 0 };
+	size_t len;
+	bool found = false;
+	int r;
+
+	if (pidfd < 0 && errno != ENOSYS)
+		return -errno;
+	r = cgk_read_file_at(t->fd, "cgroup.procs", &buf, &len);
+	if (r >= 0)
+		r = cgk_parse_pids(buf, len, &listed);
+	for (size_t i = 0; r >= 0 && i < listed.n; i++)
+		found = found || listed.v[i] == pid;
+	cgk_pidvec_free(&listed);
+	if (r < 0)
+		return r;
+	/* Listed, and the pinned process still alive: then it is the one the
+	 * list names. */
+	if (!found || (pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0))
+		return -ESRCH;
+	return 0;
 }
 
 /* Which backends a hierarchy supports: the files they need, looked for

@@ -60,7 +60,7 @@ static int names_add(struct names *out, const char *name)
 }
 
 /* fn for every entry of the directory fd, read with getdents64; stops at
- * fn's first negative return. 0 or -errno. */
+ * fn's first non-zero return and returns it. 0 or -errno. */
 static int each_entry(int fd, int (*fn)(const struct dirent64 *de, void *arg), void *arg)
 {
 	char buf[8192] __attribute__((aligned(8)));
@@ -76,7 +76,7 @@ static int each_entry(int fd, int (*fn)(const struct dirent64 *de, void *arg), v
 
 			off += de->d_reclen;
 			r = fn(de, arg);
-			if (r < 0)
+			if (r)
 				return r;
 		}
 	}
@@ -116,30 +116,48 @@ static int list_children(int cgfd, bool own, struct names *out)
 	return r;
 }
 
-/* A child cgroup: never through a symlink, never onto another mount (a
- * bind mount inside the subtree would lead outside the target). -EXDEV
- * names that case. */
-static int open_child(int cgfd, const char *name)
+/* A cgroup below cgfd ("a" or "a/b"): never through a symlink, never onto
+ * another mount (a bind mount inside the subtree would lead outside the
+ * target), never above cgfd. -EXDEV names the mount case. */
+static int open_below(int cgfd, const char *rel)
 {
 	struct open_how how = {
 		.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS |
 			   RESOLVE_NO_MAGICLINKS,
 	};
-	struct stat parent, child;
-	int fd = (int)syscall(SYS_openat2, cgfd, name, &how, sizeof(how));
+	_cleanup_free_ char *copy = NULL;
+	char *save = NULL;
+	int fd = (int)syscall(SYS_openat2, cgfd, rel, &how, sizeof(how));
 
 	if (fd >= 0 || errno != ENOSYS)
 		return fd < 0 ? -errno : fd;
-	/* Before 5.6: a mount of another filesystem at least shows. */
-	fd = openat(cgfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(cgfd, &parent) < 0 || fstat(fd, &child) < 0 || parent.st_dev != child.st_dev) {
-		close(fd);
-		return -EXDEV;
+	/* Before 5.6: one component at a time; a mount of another
+	 * filesystem at least shows in st_dev. */
+	copy = strdup(rel);
+	if (!copy)
+		return -ENOMEM;
+	fd = cgfd;
+	for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		struct stat parent, child;
+		int next = -EINVAL;
+
+		if (strcmp(c, ".") && strcmp(c, "..")) {
+			next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			next = next < 0 ? -errno : next;
+		}
+		if (next >= 0 && (fstat(fd, &parent) < 0 || fstat(next, &child) < 0 ||
+				  parent.st_dev != child.st_dev)) {
+			close(next);
+			next = -EXDEV;
+		}
+		if (fd != cgfd)
+			close(fd);
+		if (next < 0)
+			return next;
+		fd = next;
 	}
-	return fd;
+	return fd == cgfd ? -EINVAL : fd;
 }
 
 /* own: cgfd was opened by the walk (a child), not handed in (the target). */
@@ -161,7 +179,7 @@ static int walk(struct cgk_run *run, int cgfd, bool own, char *rel, size_t relle
 		size_t len = rellen + (rellen ? 1 : 0) + strlen(children.v[i]);
 		int child;
 
-		child = open_child(cgfd, children.v[i]);
+		child = open_below(cgfd, children.v[i]);
 		if (child == -ENOENT)
 			continue;
 		if (child < 0) {
@@ -253,7 +271,7 @@ static int count_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg
 		l->v = v;
 		v[l->n] = (struct cgk_process){ .pid = pids.v[i], .state = '?' };
 		snprintf(v[l->n].cgroup, sizeof(v[l->n].cgroup), "%s", rel);
-		if (pids.v[i] > 0)
+		if (pids.v[i] > 0 && run->proc_ours)
 			cgk_proc_stat(run->procfd, pids.v[i], &v[l->n], NULL);
 		l->n++;
 	}
@@ -289,11 +307,24 @@ int cgk_tree_cgroups(struct cgk_run *run, unsigned *cgroups)
 	return cgk_tree_count(run, NULL, cgroups);
 }
 
+/* The part of path (a cgroup as /proc/PID/cgroup names it) below the
+ * target: "" for the target itself, "a/b" below it, NULL if not inside. */
+static const char *below_target(const struct cgk_run *run, const char *path)
+{
+	const char *rel = run->t->rel;
+	size_t len = strlen(rel);
+
+	if (strcmp(rel, "/") == 0)
+		return path[0] == '/' ? path + 1 : NULL;
+	if (strncmp(path, rel, len) || (path[len] && path[len] != '/'))
+		return NULL;
+	return path[len] ? path + len + 1 : "";
+}
+
 int cgk_pid_in_subtree(struct cgk_run *run, const char *pid)
 {
 	_cleanup_free_ char *buf = NULL;
 	char name[64], path[4096];
-	size_t len = strlen(run->t->rel);
 	int r;
 
 	snprintf(name, sizeof(name), "%s/cgroup", pid);
@@ -303,17 +334,20 @@ int cgk_pid_in_subtree(struct cgk_run *run, const char *pid)
 					  path, sizeof(path));
 	if (r < 0)
 		return r;
-	return strncmp(path, run->t->rel, len) == 0 && (path[len] == '\0' || path[len] == '/');
+	return below_target(run, path) != NULL;
 }
 
 /* A cheap answer where the kernel keeps one: populated (v2), or the pids
  * controller's count of the whole subtree (it counts zombies too, so only
- * a 0 is an answer). */
+ * a 0 is an answer). A removed target is empty: only an empty cgroup can
+ * be removed. */
 static bool known_empty(struct cgk_run *run)
 {
 	_cleanup_free_ char *buf = NULL;
 	_cleanup_close_ int fd = -1;
 
+	if (faccessat(run->t->fd, "cgroup.procs", F_OK, 0) < 0 && errno == ENOENT)
+		return true;
 	if (run->t->version == 2) {
 		fd = openat(run->t->fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
 		return fd >= 0 && cgk_events_value(fd, "populated") == 0;
@@ -324,31 +358,61 @@ static bool known_empty(struct cgk_run *run)
 struct scan {
 	struct cgk_run *run;
 	bool skip_done;
-	struct cgk_pidvec *out;
+	cgk_found_fn fn;
+	void *arg;
 };
 
+/*
+ * /proc gives a lead, never a verdict: its numbers belong to the pid
+ * namespace it was mounted for, which need not be ours, and a path string
+ * can name a cgroup made later under a removed or renamed target's name.
+ * So the cgroup a lead names is opened beneath the target's fd, and the
+ * pid must be in that cgroup's own list, which the kernel writes in our pid
+ * namespace. (On v1 "tasks": a process-directed signal needs its leader
+ * there.) Zombies are in no list.
+ */
 static int scan_entry(const struct dirent64 *de, void *arg)
 {
 	struct scan *sc = arg;
-	struct cgk_process p;
+	struct cgk_run *run = sc->run;
+	struct cgk_pidvec listed = { 0 };
+	_cleanup_free_ char *buf = NULL;
+	char name[64], path[4096];
+	const char *below;
 	char *end;
 	long pid = strtol(de->d_name, &end, 10);
+	int cgfd, r;
 
-	if (*end || pid <= 0 || pid == sc->run->self ||
-	    (sc->skip_done && cgk_pidset_has(&sc->run->done, (pid_t)pid)))
+	if (*end || pid <= 0 || pid > INT32_MAX || pid == run->self ||
+	    (sc->skip_done && cgk_pidset_has(&run->done, (pid_t)pid)))
 		return 0;
+	snprintf(name, sizeof(name), "%ld/cgroup", pid);
 	/* Gone meanwhile, or not ours to look at: not in it. */
-	if (cgk_pid_in_subtree(sc->run, de->d_name) <= 0)
+	if (cgk_read_file_at(run->procfd, name, &buf, NULL) < 0 ||
+	    cgk_parse_proc_cgroup(buf, run->t->version == 2 ? NULL : run->t->controllers,
+				  path, sizeof(path)) < 0 ||
+	    !(below = below_target(run, path)))
 		return 0;
-	if (cgk_proc_stat(sc->run->procfd, (pid_t)pid, &p, NULL) == 0 &&
-	    (p.state == 'Z' || p.state == 'X'))
+	cgfd = *below ? open_below(run->t->fd, below) : run->t->fd;
+	if (cgfd < 0)
 		return 0;
-	return cgk_pidvec_push(sc->out, (pid_t)pid);
+	r = cgk_read_pid_file(cgfd, run->t->version == 1 ? "tasks" : "cgroup.procs", &listed);
+	if (r >= 0) {
+		cgk_pidvec_sort(&listed);
+		r = cgk_pidvec_has_sorted(&listed, (pid_t)pid) ?
+			sc->fn(run, cgfd, below, (pid_t)pid, sc->arg) : 0;
+	} else {
+		r = 0;	/* vanished, or threaded: its domain lists it */
+	}
+	cgk_pidvec_free(&listed);
+	if (cgfd != run->t->fd)
+		close(cgfd);
+	return r;
 }
 
-int cgk_subtree_scan(struct cgk_run *run, bool skip_done, struct cgk_pidvec *out)
+int cgk_subtree_scan(struct cgk_run *run, bool skip_done, cgk_found_fn fn, void *arg)
 {
-	struct scan sc = { .run = run, .skip_done = skip_done, .out = out };
+	struct scan sc = { .run = run, .skip_done = skip_done, .fn = fn, .arg = arg };
 	_cleanup_close_ int fd = -1;
 
 	/* Paths from /proc compare only within our cgroup namespace. */
@@ -360,6 +424,27 @@ int cgk_subtree_scan(struct cgk_run *run, bool skip_done, struct cgk_pidvec *out
 	if (fd < 0)
 		return -errno;
 	return each_entry(fd, scan_entry, &sc);
+}
+
+/* In a /proc of our pid namespace, "self" has one NSpid field: our pid. In
+ * an ancestor's /proc it has one per level, in any other it is missing. */
+void cgk_proc_check(struct cgk_run *run)
+{
+	_cleanup_free_ char *buf = NULL;
+	const char *ns;
+	struct stat st;
+	char *end;
+
+	run->proc_ours = false;
+	run->kthreads_visible = true;
+	if (cgk_read_file_at(run->procfd, "self/status", &buf, NULL) < 0 ||
+	    !(ns = strstr(buf, "\nNSpid:")))
+		return;
+	run->proc_ours = strtol(ns + 7, &end, 10) == run->self && *end == '\n';
+	/* Kernel threads show only in the initial pid namespace, whose nsfs
+	 * inode number is fixed (PROC_PID_INIT_INO). */
+	if (!run->proc_ours && fstatat(run->procfd, "self/ns/pid", &st, 0) == 0)
+		run->kthreads_visible = st.st_ino == 0xEFFFFFFCU;
 }
 
 int cgk_tree_list(struct cgk_run *run, struct cgk_process_list *out)

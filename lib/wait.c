@@ -69,6 +69,12 @@ static int wait_events(struct cgk_run *run, int fd, uint64_t deadline)
 	}
 }
 
+static int found_one(struct cgk_run *run, int cgfd, const char *rel, pid_t pid, void *arg)
+{
+	(void)run, (void)cgfd, (void)rel, (void)pid, (void)arg;
+	return 1;
+}
+
 static bool stragglers(struct cgk_run *run)
 {
 	const struct cgk_report *rep = run->rep;
@@ -76,11 +82,20 @@ static bool stragglers(struct cgk_run *run)
 	 * lists show it. Skipping those spares a /proc read per process that
 	 * is still being reaped. */
 	bool killed = rep->n_signals && rep->signals[rep->n_signals - 1] == SIGKILL;
-	struct cgk_pidvec found = { 0 };
-	bool any = cgk_subtree_scan(run, killed, &found) == 0 && found.n > 0;
 
-	cgk_pidvec_free(&found);
-	return any;
+	return cgk_subtree_scan(run, killed, found_one, NULL) > 0;
+}
+
+/* v1 lists leave out processes of pid namespaces other than ours (and
+ * their descendants'), where v2 shows them as 0. With a /proc that is not
+ * ours, we run in such a namespace: then a pids controller's count tells
+ * whether anything we cannot see is left. */
+static bool hidden_tasks(struct cgk_run *run)
+{
+	_cleanup_free_ char *buf = NULL;
+
+	return !run->proc_ours && cgk_read_file_at(run->t->fd, "pids.current", &buf, NULL) == 0 &&
+	       strcmp(buf, "0\n") != 0;
 }
 
 static int wait_polling(struct cgk_run *run, uint64_t deadline)
@@ -96,7 +111,7 @@ static int wait_polling(struct cgk_run *run, uint64_t deadline)
 		if (r < 0)
 			return r;
 		/* The lists can miss a process on the move; /proc cannot. */
-		if (procs == 0 && !stragglers(run))
+		if (procs == 0 && !stragglers(run) && !hidden_tasks(run))
 			return 0;
 		if (cgk_now_ms() >= deadline)
 			return -ETIMEDOUT;
