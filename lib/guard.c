@@ -10,9 +10,9 @@
 
 #define PROTECTED_FILE "/etc/cgkill/protected"
 
-static const char *const default_protected[] = {
-	"/init.scope", "/system.slice", "/user.slice", "/machine.slice", NULL,
-};
+#define LIST_MAX (1 << 20)
+
+static const char default_protected[] = "/init.scope\n/system.slice\n/user.slice\n/machine.slice\n";
 
 struct inside {
 	bool self, init, unknown;
@@ -59,34 +59,189 @@ static void find_inside(struct cgk_run *run, struct inside *in)
 	}
 }
 
+static int refuse(struct cgk_run *run, enum cgk_guard guard, const char *why)
+{
+	run->rep->refused = guard;
+	return cgk_fail(run, -EPERM, "%s", why);
+}
+
 static bool matches(const char *glob, const char *rel)
 {
 	return fnmatch(glob, rel, FNM_PATHNAME) == 0;
 }
 
-/* Is the target, or a cgroup below it, protected by glob? */
-static bool protects(struct cgk_run *run, const char *glob)
+/* Seen from inside a cgroup namespace, a target outside it has a path
+ * starting with "/..", which no entry can match. */
+static bool outside_ns(const struct cgk_target *t)
+{
+	return strncmp(t->rel, "/..", 3) == 0 && (t->rel[3] == '/' || !t->rel[3]);
+}
+
+/* Is the target, or a cgroup below it, protected by glob (normalised)?
+ * Its leading components, as many as the target has, must match the
+ * target's; the rest names something below the target: a pattern could
+ * match a cgroup there, so it counts; a literal name counts unless it is
+ * surely not there. */
+static bool protects(struct cgk_run *run, char *glob)
 {
 	const char *rel = run->t->rel;
-	size_t len = strlen(rel);
+	char *below = glob;
+	bool hit;
 
-	if (matches(glob, rel))
-		return true;
-	if (strncmp(glob, rel, len) != 0 || glob[len] != '/')
+	for (const char *p = rel; *p && below; p++)
+		if (*p == '/')
+			below = strchr(below + 1, '/');
+	if (!below)
+		return matches(glob, rel);
+	*below = '\0';
+	hit = matches(glob, rel);
+	*below++ = '/';
+	if (!hit)
 		return false;
-	/* Below the target: a literal name counts if it exists; a pattern
-	 * could match something, so it counts. */
-	glob += len + 1;
-	return strpbrk(glob, "*?[") || faccessat(run->t->fd, glob, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+	if (strpbrk(below, "*?[\\"))
+		return true;
+	return faccessat(run->t->fd, below, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+	       (errno != ENOENT && errno != ENOTDIR);
+}
+
+/* The entry s[0..len) as a glob with one '/' before each component: "//",
+ * "/./", a trailing '/' and a missing leading '/' are slips, not a wish to
+ * match nothing. A ".." component names no cgroup: -EINVAL. */
+static int normalise(const char *s, size_t len, char **glob)
+{
+	const char *end = s + len;
+	char *w = malloc(len + 2), *p = w;
+
+	if (!w)
+		return -ENOMEM;
+	while (s < end) {
+		const char *slash = memchr(s, '/', (size_t)(end - s)) ?: end;
+		size_t n = (size_t)(slash - s);
+
+		if (n == 2 && s[0] == '.' && s[1] == '.') {
+			free(w);
+			return -EINVAL;
+		}
+		if (n && (n != 1 || *s != '.')) {
+			*p++ = '/';
+			p = mempcpy(p, s, n);
+		}
+		s = slash + (slash < end);
+	}
+	if (p == w)
+		*p++ = '/';
+	*p = '\0';
+	*glob = w;
+	return 0;
+}
+
+static bool blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
+
+/* The entry of line[0..len): without blanks around it (CR too: CR LF line
+ * ends) and an inline comment (from a '#' first or after a blank). Its
+ * length (0: none); *full: its length with the trailing blanks when no
+ * comment followed them, since a cgroup name may end in blanks. */
+static size_t entry_of(const char **line, size_t len, size_t *full)
+{
+	const char *s = *line;
+	size_t n = len, i = 0;
+	bool comment;
+
+	while (n && blank(*s)) {
+		s++;
+		n--;
+	}
+	while (i < n && !(s[i] == '#' && (!i || blank(s[i - 1]))))
+		i++;
+	comment = i < n;
+	n = i;
+	*full = n;
+	while (n && blank(s[n - 1]))
+		n--;
+	if (comment)
+		*full = n;
+	*line = s;
+	return n;
+}
+
+/* 1 if the entry s[0..n) protects the target (with and without trailing
+ * blanks up to full: fail closed), or cannot be checked against it; 0 if
+ * not; -EINVAL for a ".." component. */
+static int entry_protects(struct cgk_run *run, const char *s, size_t n, size_t full)
+{
+	_cleanup_free_ char *glob = NULL, *blanks = NULL;
+	int r = normalise(s, n, &glob);
+
+	if (r < 0)
+		return r;
+	if (outside_ns(run->t) || protects(run, glob))
+		return 1;
+	if (full == n)
+		return 0;
+	r = normalise(s, full, &blanks);
+	return r < 0 ? r : protects(run, blanks);
+}
+
+static int refuse_protected(struct cgk_run *run, const char *list, size_t lineno,
+			    const char *entry, size_t n)
+{
+	char why[384];
+
+	if (outside_ns(run->t))
+		snprintf(why, sizeof(why),
+			 "the target lies outside this cgroup namespace (%.160s), so the protected list "
+			 "cannot be checked: refusing (--force overrides)", run->t->rel);
+	else
+		snprintf(why, sizeof(why),
+			 "refusing to kill a protected cgroup or one that contains it (%.*s, line %zu of "
+			 "%.120s; --force overrides)", (int)(n < 160 ? n : 160), entry, lineno, list);
+	return refuse(run, CGK_GUARD_PROTECTED, why);
+}
+
+/* Go through the list text[0..len) named list. What cannot be understood
+ * fails closed: an error naming the line. */
+static int check_list(struct cgk_run *run, const char *list, const char *text, size_t len)
+{
+	const char *line = text, *end = text + len;
+
+	for (size_t lineno = 1; line < end; lineno++) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line)) ?: end, *s = line;
+		size_t n, full;
+		int r;
+
+		/* As a C string the line would end there and lose the rest. */
+		if (memchr(line, '\0', (size_t)(nl - line)))
+			return cgk_fail(run, -EINVAL,
+					"%s:%zu: a NUL byte in the line: refusing to kill (fail closed)",
+					list, lineno);
+		n = entry_of(&s, (size_t)(nl - line), &full);
+		line = nl + (nl < end);
+		if (!n)
+			continue;
+		r = entry_protects(run, s, n, full);
+		if (r == -EINVAL)
+			return cgk_fail(run, r,
+					"%s:%zu: a \"..\" component in the entry: refusing to kill (fail closed)",
+					list, lineno);
+		if (r < 0)
+			return cgk_fail(run, r, "cannot check the protected list %s", list);
+		if (r > 0)
+			return refuse_protected(run, list, lineno, s, n);
+	}
+	return 0;
 }
 
 /* The protected list: a regular file of at most 1 MiB (symlinks are fine
- * here: config management makes them). */
-static int read_list(const char *file, char **buf)
+ * here: config management makes them), read to its real length. */
+static int read_list(const char *file, char **buf, size_t *len)
 {
 	_cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	_cleanup_free_ char *p = NULL;
 	struct stat st;
-	ssize_t n;
+	size_t cap, n = 0;
 
 	if (fd < 0)
 		return -errno;
@@ -94,66 +249,62 @@ static int read_list(const char *file, char **buf)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
-	if (st.st_size > (1 << 20))
+	if (st.st_size > LIST_MAX)
 		return -EFBIG;
-	*buf = calloc(1, (size_t)st.st_size + 1);
-	if (!*buf)
+	/* Room for one byte more than the size says: a file that grew. */
+	cap = (size_t)st.st_size + 1;
+	p = malloc(cap);
+	if (!p)
 		return -ENOMEM;
-	n = read(fd, *buf, (size_t)st.st_size);
-	return n < 0 ? -errno : 0;
-}
+	for (;;) {
+		ssize_t r;
 
-/* 1 and the matching glob if protected, 0 if not, -errno. */
-static int check_protected(struct cgk_run *run, char *which, size_t size)
-{
-	const char *file = run->opts->protected_file ?: secure_getenv("CGKILL_PROTECTED") ?: PROTECTED_FILE;
-	_cleanup_free_ char *buf = NULL;
-	int r = read_list(file, &buf);
+		if (n == cap) {
+			char *q;
 
-	if (r == -ENOENT && !run->opts->protected_file) {
-		for (const char *const *g = default_protected; *g; g++)
-			if (protects(run, *g)) {
-				snprintf(which, size, "%s", *g);
-				return 1;
-			}
-		return 0;
-	}
-	if (r < 0)
-		return cgk_fail(run, r, "cannot read the protected list %s", file);
-	for (char *save = NULL, *line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		size_t n;
-
-		line += strspn(line, " \t");
-		line[strcspn(line, "\r")] = '\0';
-		if (!*line || *line == '#')
-			continue;
-		/* Trailing blanks are an easy slip in a safety list: match
-		 * with and without them (fail closed). */
-		bool hit = protects(run, line);
-		n = strlen(line);
-		while (n && (line[n - 1] == ' ' || line[n - 1] == '\t'))
-			line[--n] = '\0';
-		if (hit || (n && protects(run, line))) {
-			snprintf(which, size, "%s", line);
-			return 1;
+			if (cap > LIST_MAX)
+				return -EFBIG;
+			q = realloc(p, LIST_MAX + 1);
+			if (!q)
+				return -ENOMEM;
+			p = q;
+			cap = LIST_MAX + 1;
 		}
+		r = read(fd, p + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		n += (size_t)r;
 	}
+	*buf = p;
+	*len = n;
+	p = NULL;
 	return 0;
 }
 
-static int refuse(struct cgk_run *run, enum cgk_guard guard, const char *why)
+/* Refuse if the target, or a cgroup below it, is on the protected list. */
+static int check_protected(struct cgk_run *run)
 {
-	run->rep->refused = guard;
-	return cgk_fail(run, -EPERM, "%s", why);
+	const char *file = run->opts->protected_file ?: secure_getenv("CGKILL_PROTECTED") ?: PROTECTED_FILE;
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	int r = read_list(file, &buf, &len);
+
+	if (r == -ENOENT && !run->opts->protected_file)
+		return check_list(run, "the built-in list", default_protected,
+				  sizeof(default_protected) - 1);
+	if (r < 0)
+		return cgk_fail(run, r, "cannot read the protected list %s", file);
+	return check_list(run, file, buf, len);
 }
 
 int cgk_guard_check(struct cgk_run *run)
 {
 	bool force = run->opts->flags & CGK_FORCE;
 	struct inside in = { 0 };
-	char which[256];
-	int r;
 
 	if (run->t->is_root)
 		return refuse(run, CGK_GUARD_ROOT, "refusing to kill the root cgroup of a hierarchy");
@@ -169,18 +320,5 @@ int cgk_guard_check(struct cgk_run *run)
 	if (!force && in.init)
 		return refuse(run, CGK_GUARD_PID1,
 			      "refusing to kill a cgroup that holds PID 1 (--force overrides)");
-	if (!force) {
-		r = check_protected(run, which, sizeof(which));
-		if (r < 0)
-			return r;
-		if (r > 0) {
-			char why[384];
-
-			snprintf(why, sizeof(why),
-				 "refusing to kill a protected cgroup or one that contains it (%s; --force overrides)",
-				 which);
-			return refuse(run, CGK_GUARD_PROTECTED, why);
-		}
-	}
-	return 0;
+	return force ? 0 : check_protected(run);
 }
