@@ -97,13 +97,24 @@ static bool kill_freezing(struct cgk_run *run, int evfd, uint64_t deadline, int 
 	}
 }
 
+/* Our freeze mark: a run of ours froze the cgroup and did not thaw it. */
+static bool marked(int cgfd)
+{
+	char v[8];
+
+	return cgk_mark_get(cgfd, CGK_MARK_FROZEN, v, sizeof(v)) == 0;
+}
+
 static int freeze_send(struct cgk_run *run, int sig)
 {
 	_cleanup_free_ char *old = NULL;
 	int r = cgk_read_file_at(run->t->fd, "cgroup.freeze", &old, NULL);
-	bool was_frozen = r == 0 && old[0] == '1';
+	/* Frozen with our mark: left by a run of ours that was killed before
+	 * its thaw (SIGKILL cannot wait), so ours to thaw, not the user's. */
+	bool was_frozen = r == 0 && old[0] == '1' && !marked(run->t->fd);
 	uint64_t deadline = cgk_now_ms() + SEND_BUDGET_MS;
 	_cleanup_close_ int evfd = -1;
+	sigset_t mask;
 	bool settled;
 
 	if (r < 0)
@@ -115,7 +126,17 @@ static int freeze_send(struct cgk_run *run, int sig)
 		 * passes under the freeze find. */
 		if (sig == SIGKILL && (r = cgk_signal_pass(run, SIGKILL, NULL)) < 0)
 			return r;
+		/* No signal but SIGKILL may end us between freeze and thaw:
+		 * the subtree would stay frozen, and so would whatever joins
+		 * it later. The mark, set first, tells the next run if SIGKILL
+		 * did. */
+		cgk_signals_block(&mask);
+		cgk_mark_set(run->t->fd, CGK_MARK_FROZEN, "1");
 		r = cgk_write_file_at(run->t->fd, "cgroup.freeze", "1");
+		if (r < 0) {
+			cgk_mark_clear(run->t->fd, CGK_MARK_FROZEN);
+			cgk_signals_restore(&mask);
+		}
 		/* Emptied by that pass and removed by its manager. */
 		if (sig == SIGKILL && cgk_removed(r))
 			return 0;
@@ -142,6 +163,9 @@ static int freeze_send(struct cgk_run *run, int sig)
 	if (!was_frozen) {
 		int t = cgk_write_file_at(run->t->fd, "cgroup.freeze", "0");
 
+		if (t == 0)
+			cgk_mark_clear(run->t->fd, CGK_MARK_FROZEN);
+		cgk_signals_restore(&mask);
 		if (cgk_removed(t))
 			t = 0;
 		if (t < 0 && r >= 0)

@@ -14,6 +14,18 @@ static int kernel_probe(struct cgk_run *run, int sig)
 	return 0;
 }
 
+/* A freeze that a freeze run killed halfway left behind (its mark says
+ * so): the frozen die of SIGKILL all the same, but the emptied cgroup would
+ * freeze whatever enters it next. */
+static void thaw_left_behind(struct cgk_run *run)
+{
+	char v[8];
+
+	if (cgk_mark_get(run->t->fd, CGK_MARK_FROZEN, v, sizeof(v)) == 0 &&
+	    cgk_write_file_at(run->t->fd, "cgroup.freeze", "0") == 0)
+		cgk_mark_clear(run->t->fd, CGK_MARK_FROZEN);
+}
+
 static int kernel_send(struct cgk_run *run, int sig)
 {
 	int r;
@@ -22,6 +34,7 @@ static int kernel_send(struct cgk_run *run, int sig)
 	r = cgk_write_file_at(run->t->fd, "cgroup.kill", "1");
 	if (r < 0)
 		return cgk_fail(run, r, "cannot write cgroup.kill");
+	thaw_left_behind(run);
 	return 0;
 }
 

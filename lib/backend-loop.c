@@ -165,8 +165,9 @@ int cgk_loop_passes(struct cgk_run *run, int sig, uint64_t deadline, bool settle
 
 struct clamp {
 	struct cgk_run *run;
-	bool active;
+	bool active;		/* signals blocked until the restore; mask: the caller's */
 	char old[32];
+	sigset_t mask;
 };
 
 /* pids.max to 0, remembering the old value; no pids.max, no clamp. A clamp
@@ -174,7 +175,9 @@ struct clamp {
 static int clamp_set(struct clamp *c)
 {
 	_cleanup_free_ char *buf = NULL;
-	int r = cgk_read_file_at(c->run->t->fd, "pids.max", &buf, NULL);
+	int fd = c->run->t->fd;
+	int r = cgk_read_file_at(fd, "pids.max", &buf, NULL);
+	bool left;
 	size_t n;
 
 	if (r == -ENOENT)
@@ -186,11 +189,24 @@ static int clamp_set(struct clamp *c)
 		return -EINVAL;
 	memcpy(c->old, buf, n);
 	c->old[n] = '\0';
-	if (strcmp(c->old, "0") == 0)
-		return 0;	/* already clamped by someone: leave it be */
-	r = cgk_write_file_at(c->run->t->fd, "pids.max", "0");
-	if (r < 0)
-		return r;
+	/* 0 with our mark: a run of ours clamped it and was killed before it
+	 * put back the value the mark holds; ours to restore. Without the
+	 * mark it is someone else's clamp: leave it be. */
+	left = strcmp(c->old, "0") == 0;
+	if (left && cgk_mark_get(fd, CGK_MARK_PIDS_MAX, c->old, sizeof(c->old)) < 0)
+		return 0;
+	/* No signal but SIGKILL may end us before the restore, and the old
+	 * value is in the mark, set first, if SIGKILL does. */
+	cgk_signals_block(&c->mask);
+	if (!left) {
+		cgk_mark_set(fd, CGK_MARK_PIDS_MAX, c->old);
+		r = cgk_write_file_at(fd, "pids.max", "0");
+		if (r < 0) {
+			cgk_mark_clear(fd, CGK_MARK_PIDS_MAX);
+			cgk_signals_restore(&c->mask);
+			return r;
+		}
+	}
 	c->active = true;
 	return 0;
 }
@@ -202,17 +218,23 @@ static int clamp_restore(struct clamp *c)
 	if (!c->active)
 		return 0;
 	r = cgk_write_file_at(c->run->t->fd, "pids.max", c->old);
+	if (r == 0)
+		cgk_mark_clear(c->run->t->fd, CGK_MARK_PIDS_MAX);
 	/* Vanished with its cgroup: nothing left to restore. */
 	if (cgk_removed(r))
 		r = 0;
-	if (r == 0)
+	if (r == 0) {
 		c->active = false;
+		cgk_signals_restore(&c->mask);
+	}
 	return r;
 }
 
 static void clamp_cleanup(struct clamp *c)
 {
-	(void)clamp_restore(c);
+	/* Not restored: the mark stays for a later run to find. */
+	if (clamp_restore(c) < 0)
+		cgk_signals_restore(&c->mask);
 }
 
 static int loop_send(struct cgk_run *run, int sig)

@@ -85,6 +85,8 @@ struct v1 {
 	int sig;
 	bool user_frozen;	/* the target was frozen before we came */
 	bool touched;		/* we wrote FROZEN and have not thawed since */
+	bool blocked;		/* signals blocked until the thaw; mask: the caller's */
+	sigset_t mask;
 };
 
 /* THAWED into every cgroup of the subtree that is not THAWED, parents first
@@ -126,12 +128,40 @@ static int thaw(struct v1 *v)
 		r = 0;
 	if (r == 0)
 		v->touched = false;
+	if (r == 0 && v->blocked) {
+		cgk_mark_clear(v->run->t->fd, CGK_MARK_FROZEN);
+		cgk_signals_restore(&v->mask);
+		v->blocked = false;
+	}
 	return r;
 }
 
 static void v1_cleanup(struct v1 *v)
 {
 	(void)thaw(v);
+	/* Not thawed: the mark stays for a later run to find. */
+	if (v->blocked)
+		cgk_signals_restore(&v->mask);
+}
+
+/* FROZEN into the target. No signal but SIGKILL may end us from here to the
+ * thaw: the subtree would stay frozen, and so would whatever joins it later.
+ * The mark, set first, tells the next run if SIGKILL did. */
+static int write_frozen(struct v1 *v)
+{
+	int fd = v->run->t->fd;
+	int r;
+
+	if (!v->blocked) {
+		cgk_signals_block(&v->mask);
+		v->blocked = true;
+	}
+	if (!v->user_frozen)
+		cgk_mark_set(fd, CGK_MARK_FROZEN, "1");
+	r = cgk_write_file_at(fd, "freezer.state", "FROZEN");
+	if (r < 0 && !v->user_frozen)
+		cgk_mark_clear(fd, CGK_MARK_FROZEN);
+	return r;
 }
 
 /* Poll freezer.state with backoff until FROZEN (1) or the deadline (0). */
@@ -164,7 +194,7 @@ static int freeze(struct v1 *v, unsigned settle_ms, uint64_t deadline, bool *set
 	*settled = false;
 	for (unsigned try = 0; try < FREEZE_TRIES; try++) {
 		uint64_t until = cgk_now_ms() + settle_ms;
-		int r = cgk_write_file_at(fd, "freezer.state", "FROZEN");
+		int r = write_frozen(v);
 
 		if (r < 0)
 			return r;
@@ -192,11 +222,14 @@ int cgk_v1_freeze_send(struct cgk_run *run, int sig, unsigned settle_ms)
 	uint64_t deadline = cgk_now_ms() + V1_BUDGET_MS;
 	bool settled = false;
 	unsigned rounds = 0;
+	char mark[8];
 	int r = read_self_freezing(run->t->fd);
 
 	if (r < 0)
 		return cgk_fail(run, r, "cannot read freezer.state");
-	v.user_frozen = r;
+	/* Frozen with our mark: left by a run of ours that was killed before
+	 * its thaw, so ours to thaw, not the user's. */
+	v.user_frozen = r && cgk_mark_get(run->t->fd, CGK_MARK_FROZEN, mark, sizeof(mark)) < 0;
 	/* A killed task stays killed: the first pass need not wait for the
 	 * freeze. One that has not died yet freezes on its way out and dies
 	 * at the thaw, which after SIGKILL covers the whole subtree on every

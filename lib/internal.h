@@ -216,4 +216,22 @@ int cgk_events_value(int fd, const char *key);
 /* ---- guard.c ---- */
 int cgk_guard_check(struct cgk_run *run);
 
+/* ---- util.c: signal mask ---- */
+/* Between a freeze or clamp and its undoing, every blockable signal waits
+ * in the calling thread (pthread_sigmask), so that none can end the process
+ * halfway; restore puts back the mask block saved. */
+void cgk_signals_block(sigset_t *old);
+void cgk_signals_restore(const sigset_t *old);
+/* Marks, for a later run, of what a run killed halfway (SIGKILL cannot
+ * wait) left behind: extended attributes on the cgroup directory. trusted.*
+ * needs CAP_SYS_ADMIN, so whoever owns a delegated cgroup cannot plant one.
+ * Best effort: a kernel or caller without them leaves no mark. */
+#define CGK_MARK_FROZEN "trusted.cgkill.frozen"	/* we froze it */
+#define CGK_MARK_PIDS_MAX "trusted.cgkill.pids_max"	/* pids.max before our clamp */
+void cgk_mark_set(int dirfd, const char *name, const char *value);
+/* The value into buf (untouched on error), NUL-terminated: 0, -ENODATA if
+ * there is no mark, -ERANGE if it does not fit. */
+int cgk_mark_get(int dirfd, const char *name, char *buf, size_t size);
+void cgk_mark_clear(int dirfd, const char *name);
+
 #endif

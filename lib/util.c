@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Small helpers: time, whole-file reads and writes, pid vectors. */
+/* Small helpers: time, whole-file reads and writes, pid vectors, the
+ * signal mask, marks. */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/xattr.h>
 #include <time.h>
 
 #include "internal.h"
@@ -167,4 +170,55 @@ void cgk_pidset_free(struct cgk_pidset *set)
 {
 	free(set->v);
 	*set = (struct cgk_pidset){ 0 };
+}
+
+void cgk_signals_block(sigset_t *old)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, old);
+}
+
+void cgk_signals_restore(const sigset_t *old)
+{
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+/* xattrs need an fd that is not O_PATH, which cgk_kill_fd() may be given. */
+static int open_dir(int dirfd)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+void cgk_mark_set(int dirfd, const char *name, const char *value)
+{
+	_cleanup_close_ int fd = open_dir(dirfd);
+
+	if (fd >= 0)
+		(void)fsetxattr(fd, name, value, strlen(value), 0);
+}
+
+int cgk_mark_get(int dirfd, const char *name, char *buf, size_t size)
+{
+	_cleanup_close_ int fd = open_dir(dirfd);
+	ssize_t n;
+
+	if (fd < 0)
+		return fd;
+	n = fgetxattr(fd, name, buf, size - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+void cgk_mark_clear(int dirfd, const char *name)
+{
+	_cleanup_close_ int fd = open_dir(dirfd);
+
+	if (fd >= 0)
+		(void)fremovexattr(fd, name);
 }
