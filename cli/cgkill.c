@@ -68,16 +68,114 @@ static void usage(FILE *out)
 	      out);
 }
 
+/* The one filter for text from the kernel or the user: cgroup paths and
+ * names, command names, arguments, and messages that embed them. Whoever
+ * owns a subtree picks its names; they must not drive the terminal. UTF-8
+ * is decoded: each control character (C0, DEL, C1 such as U+009B CSI) and
+ * each byte that is not part of valid UTF-8 (a lone 0x9b is CSI to an 8-bit
+ * terminal) becomes '?'; the rest passes as is. Written in chunks: stderr
+ * is unbuffered. */
+static void put_safe(FILE *out, const char *text)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	char buf[256];
+	size_t n = 0;
+
+	while (*s) {
+		/* Length of the valid sequence (RFC 3629) at s, 0 if invalid;
+		 * the terminating NUL is no continuation byte. */
+		size_t len = *s < 0x80 ? 1 : *s < 0xc2 ? 0 : *s < 0xe0 ? 2 : *s < 0xf0 ? 3 :
+			     *s < 0xf5 ? 4 : 0;
+		unsigned char lo = *s == 0xe0 ? 0xa0 : *s == 0xf0 ? 0x90 : 0x80;
+		unsigned char hi = *s == 0xed ? 0x9f : *s == 0xf4 ? 0x8f : 0xbf;
+
+		if (len > 1 && (s[1] < lo || s[1] > hi))
+			len = 0;
+		for (size_t i = 2; i < len; i++)
+			if (s[i] < 0x80 || s[i] > 0xbf)
+				len = 0;
+		if (!len || (len == 1 && (*s < 0x20 || *s == 0x7f)) ||
+		    (len == 2 && *s == 0xc2 && s[1] < 0xa0)) {
+			buf[n++] = '?';
+			s += len ?: 1;
+		} else {
+			memcpy(buf + n, s, len);
+			n += len;
+			s += len;
+		}
+		if (n > sizeof(buf) - 4) {
+			fwrite(buf, 1, n, out);
+			n = 0;
+		}
+	}
+	if (n)
+		fwrite(buf, 1, n, out);
+}
+
+/* fprintf for messages that embed such text: the whole message goes through
+ * put_safe(), a newline that ends fmt is kept. */
+static void __attribute__((format(printf, 2, 0))) vsay(FILE *out, const char *fmt, va_list ap)
+{
+	size_t n = strlen(fmt);
+	bool nl = n && fmt[n - 1] == '\n';
+	char *text;
+	int len = vasprintf(&text, fmt, ap);
+
+	if (len < 0)
+		return;
+	if (nl)
+		text[len - 1] = '\0';
+	put_safe(out, text);
+	if (nl)
+		fputc('\n', out);
+	free(text);
+}
+
+static void __attribute__((format(printf, 2, 3))) say(FILE *out, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(out, fmt, ap);
+	va_end(ap);
+}
+
 static void __attribute__((noreturn, format(printf, 1, 2))) usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
 	fputs("cgkill: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsay(stderr, fmt, ap);
 	va_end(ap);
 	fputs("\nTry 'cgkill --help' for more information.\n", stderr);
 	exit(EXIT_USAGE);
+}
+
+/* getopt's own messages would echo the argument unfiltered (opterr is 0):
+ * the same ones through the filter. arg is the element getopt stopped at,
+ * which a long option always is. */
+static void __attribute__((noreturn)) bad_option(const struct option *longopts, const char *arg)
+{
+	size_t len = strcspn(arg, "=");
+	unsigned matches = 0;
+	bool known = false;
+
+	if (!optopt) {
+		for (const struct option *o = longopts; o->name && len > 2; o++)
+			matches += strncmp(o->name, arg + 2, len - 2) == 0;
+		usage_error(matches > 1 ? "option '%s' is ambiguous" : "unrecognized option '%s'", arg);
+	}
+	for (const struct option *o = longopts; o->name; o++)
+		known |= o->val == optopt;
+	if (known && strncmp(arg, "--", 2) == 0) {
+		if (strchr(arg, '='))
+			usage_error("option '%.*s' doesn't allow an argument", (int)len, arg);
+		usage_error("option '%s' requires an argument", arg);
+	}
+	if (known)
+		usage_error("option requires an argument -- '%c'", optopt);
+	usage_error("invalid option -- '%c'", optopt);
 }
 
 static int parse_signal(const char *text)
@@ -162,8 +260,8 @@ static int list_hierarchies(void)
 					strcat(backends, ",");
 				strcat(backends, cgk_backend_name(b));
 			}
-		printf("%-32s %-4s %-20s %s\n", h[i].path, h[i].version == 2 ? "v2" : "v1",
-		       *h[i].controllers ? h[i].controllers : "-", backends);
+		say(stdout, "%-32s %-4s %-20s %s\n", h[i].path, h[i].version == 2 ? "v2" : "v1",
+		    *h[i].controllers ? h[i].controllers : "-", backends);
 	}
 	free(h);
 	return EXIT_DONE;
@@ -174,7 +272,7 @@ static bool confirm(const char *path, unsigned procs, unsigned cgroups, void *us
 	const struct cli *cli = userdata;
 	char answer[16], buf[32];
 
-	fprintf(stderr, "cgkill: send %s to %u process(es) in %u cgroup(s) under %s? [y/N] ",
+	say(stderr, "cgkill: send %s to %u process(es) in %u cgroup(s) under %s? [y/N] ",
 		cgk_signal_name(cli->opts.signal, buf, sizeof(buf)) ?: "?", procs, cgroups, path);
 	fflush(stderr);
 	if (!fgets(answer, sizeof(answer), stdin))
@@ -186,34 +284,8 @@ static bool confirm(const char *path, unsigned procs, unsigned cgroups, void *us
 static void progress(const char *path, unsigned left, uint64_t waited_ms, void *userdata)
 {
 	(void)userdata;
-	fprintf(stderr, "cgkill: %s: %u process(es) left after %llu ms\n", path, left,
+	say(stderr, "cgkill: %s: %u process(es) left after %llu ms\n", path, left,
 		(unsigned long long)waited_ms);
-}
-
-/* Process and cgroup names are arbitrary bytes (anyone with a delegated
- * subtree picks them), and messages carry them: do not let them drive the
- * terminal. */
-/* Names from the system go to a terminal: C0 controls, DEL and the C1
- * controls of UTF-8 (U+0080..U+009F, CSI among them) become '?'. One write
- * per line: stderr is unbuffered. */
-static void put_safe(FILE *out, const char *text)
-{
-	char buf[256];
-	size_t n = 0;
-
-	for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
-		bool c1 = c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f;
-
-		buf[n++] = *c < 0x20 || *c == 0x7f || c1 ? '?' : (char)*c;
-		if (c1)
-			buf[n++] = '?', c++;
-		if (n >= sizeof(buf) - 1) {
-			fwrite(buf, 1, n, out);
-			n = 0;
-		}
-	}
-	if (n)
-		fwrite(buf, 1, n, out);
 }
 
 static void print_processes(FILE *out, const struct cgk_process_list *l, const char *indent)
@@ -258,7 +330,7 @@ static void tell(const struct cli *cli, const struct cgk_report *rep, int r)
 		print_processes(stdout, &rep->listed, "");
 	if (!cli->verbose || cli->quiet || cli->print)
 		return;
-	fprintf(stderr, "cgkill: %s:", rep->path);
+	say(stderr, "cgkill: %s:", rep->path);
 	for (unsigned i = 0; i < rep->n_signals; i++)
 		fprintf(stderr, "%s %s via %s", i ? ", then" : "",
 			cgk_signal_name(rep->signals[i], buf, sizeof(buf)) ?: "?",
@@ -367,6 +439,7 @@ int main(int argc, char **argv)
 
 	if (!targets || !pids)
 		return EXIT_ERROR;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "s:b:w::pnjfil::LvqhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
@@ -454,8 +527,7 @@ int main(int argc, char **argv)
 			printf("cgkill %s\n", CGK_VERSION);
 			return EXIT_DONE;
 		default:
-			fputs("Try 'cgkill --help' for more information.\n", stderr);
-			return EXIT_USAGE;
+			bad_option(longopts, argv[optind - 1]);
 		}
 	}
 	while (optind < argc)

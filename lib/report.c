@@ -198,6 +198,13 @@ static void jw_strn(FILE *f, const char *s, size_t n)
 			i++;
 			continue;
 		}
+		/* C1 controls (U+0080..U+009F, CSI among them) drive a
+		 * terminal that the JSON may be printed on. */
+		if (len == 2 && c == 0xc2 && p[i + 1] < 0xa0) {
+			fprintf(f, "\\u%04x", p[i + 1]);
+			i += 2;
+			continue;
+		}
 		fwrite(p + i, 1, len, f);
 		i += len;
 	}

@@ -357,8 +357,9 @@ static const char weird_comm[] = "q\"\\\x01\n\x7f\xff\xc3\xa9\xe2\x82)(x";
  * UTF-8 as is, U+FFFD for each byte of an invalid sequence. (Python's own
  * errors='replace' would merge \xe2\x82 into one U+FFFD.) */
 static const char weird_expect[] = "'q\"\\\\\\x01\\n\\x7f\\ufffd\\u00e9\\ufffd\\ufffd)(x'";
-/* Text output: control characters and DEL as '?'; other bytes as they are. */
-static const char weird_text[] = "q\"\\???\xff\xc3\xa9\xe2\x82)(x";
+/* Text output: control characters, DEL and each byte of an invalid
+ * sequence as '?'; valid UTF-8 as it is. */
+static const char weird_text[] = "q\"\\????\xc3\xa9?\?)(x";
 
 static void test_json_comm(void)
 {
