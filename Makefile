@@ -54,8 +54,18 @@ $(B)/tests/forkbomb: tests/helper/forkbomb.c
 
 tests: all $(TEST_BIN) $(B)/tests/forkbomb
 
+# What the tests run, installed on Debian when missing (as bench/ does);
+# command:package.
+TEST_DEPS := prove:perl python3:python3 mandoc:mandoc groff:groff-base pkg-config:pkgconf nm:binutils
+test-deps:
+	@need=; for d in $(TEST_DEPS); do command -v $${d%%:*} >/dev/null || need="$$need $${d#*:}"; done; \
+	[ -f /usr/share/bash-completion/bash_completion ] || need="$$need bash-completion"; \
+	if [ -n "$$need" ]; then echo "installing:$$need"; \
+		{ apt-get install -y -qq $$need || { apt-get update -qq && apt-get install -y -qq $$need; }; } \
+		>/dev/null 2>&1 || echo "cannot install:$$need (tests that need it fail or skip)"; fi
+
 # CGKILL_TEST_NO_SKIP=1 turns a skipped cgroup test into a failure (CI sets it).
-check: tests
+check: test-deps tests
 	CGKILL=$(abspath $(B)/cgkill) CGKILL_BUILD=$(abspath $(B)) \
 		prove -f --exec "" $(TEST_BIN) $(TEST_SH)
 
@@ -120,7 +130,7 @@ uninstall:
 clean:
 	rm -rf build build-asan
 
-.PHONY: all tests check check-asan check-deb demo bench fuzz install uninstall clean
+.PHONY: all tests test-deps check check-asan check-deb demo bench fuzz install uninstall clean
 .DELETE_ON_ERROR:
 # Keep the test objects: they are not worth rebuilding on every run.
 .SECONDARY:
