@@ -362,52 +362,75 @@ struct scan {
 	void *arg;
 };
 
+/* Tries on a lead whose process keeps moving within the subtree. */
+#define LEAD_TRIES 16
+
+/* 1 if pid is in the list of the cgroup below the target named below, 0 if
+ * not (or it vanished, or is threaded: its domain lists it), with its fd
+ * in *cgfd when it is. */
+static int listed_in(struct cgk_run *run, const char *below, pid_t pid, int *cgfd)
+{
+	struct cgk_pidvec listed = { 0 };
+	int fd = *below ? open_below(run->t->fd, below) : run->t->fd;
+	bool found = false;
+
+	if (fd < 0)
+		return 0;
+	/* On v1 "tasks": a process-directed signal needs its leader there. */
+	if (cgk_read_pid_file(fd, run->t->version == 1 ? "tasks" : "cgroup.procs", &listed) >= 0)
+		for (size_t i = 0; !found && i < listed.n; i++)
+			found = listed.v[i] == pid;
+	cgk_pidvec_free(&listed);
+	if (!found) {
+		if (fd != run->t->fd)
+			close(fd);
+		return 0;
+	}
+	*cgfd = fd;
+	return 1;
+}
+
 /*
  * /proc gives a lead, never a verdict: its numbers belong to the pid
  * namespace it was mounted for, which need not be ours, and a path string
  * can name a cgroup made later under a removed or renamed target's name.
  * So the cgroup a lead names is opened beneath the target's fd, and the
  * pid must be in that cgroup's own list, which the kernel writes in our pid
- * namespace. (On v1 "tasks": a process-directed signal needs its leader
- * there.) Zombies are in no list.
+ * namespace. Zombies are in no list. A process that moved on meanwhile
+ * shows another cgroup in /proc: look again while it does.
  */
 static int scan_entry(const struct dirent64 *de, void *arg)
 {
 	struct scan *sc = arg;
 	struct cgk_run *run = sc->run;
-	struct cgk_pidvec listed = { 0 };
-	_cleanup_free_ char *buf = NULL;
-	char name[64], path[4096];
-	const char *below;
+	char name[64], path[4096], seen[4096] = "";
 	char *end;
 	long pid = strtol(de->d_name, &end, 10);
-	int cgfd, r;
 
 	if (*end || pid <= 0 || pid > INT32_MAX || pid == run->self ||
 	    (sc->skip_done && cgk_pidset_has(&run->done, (pid_t)pid)))
 		return 0;
 	snprintf(name, sizeof(name), "%ld/cgroup", pid);
-	/* Gone meanwhile, or not ours to look at: not in it. */
-	if (cgk_read_file_at(run->procfd, name, &buf, NULL) < 0 ||
-	    cgk_parse_proc_cgroup(buf, run->t->version == 2 ? NULL : run->t->controllers,
-				  path, sizeof(path)) < 0 ||
-	    !(below = below_target(run, path)))
-		return 0;
-	cgfd = *below ? open_below(run->t->fd, below) : run->t->fd;
-	if (cgfd < 0)
-		return 0;
-	r = cgk_read_pid_file(cgfd, run->t->version == 1 ? "tasks" : "cgroup.procs", &listed);
-	if (r >= 0) {
-		cgk_pidvec_sort(&listed);
-		r = cgk_pidvec_has_sorted(&listed, (pid_t)pid) ?
-			sc->fn(run, cgfd, below, (pid_t)pid, sc->arg) : 0;
-	} else {
-		r = 0;	/* vanished, or threaded: its domain lists it */
+	for (unsigned try = 0; try < LEAD_TRIES; try++) {
+		_cleanup_free_ char *buf = NULL;
+		const char *below;
+		int cgfd, r;
+
+		/* Gone meanwhile, or not ours to look at: not in it. */
+		if (cgk_read_file_at(run->procfd, name, &buf, NULL) < 0 ||
+		    cgk_parse_proc_cgroup(buf, run->t->version == 2 ? NULL : run->t->controllers,
+					  path, sizeof(path)) < 0 ||
+		    !(below = below_target(run, path)) || strcmp(path, seen) == 0)
+			return 0;
+		if (listed_in(run, below, (pid_t)pid, &cgfd)) {
+			r = sc->fn(run, cgfd, below, (pid_t)pid, sc->arg);
+			if (cgfd != run->t->fd)
+				close(cgfd);
+			return r;
+		}
+		memcpy(seen, path, sizeof(seen));
 	}
-	cgk_pidvec_free(&listed);
-	if (cgfd != run->t->fd)
-		close(cgfd);
-	return r;
+	return 0;
 }
 
 int cgk_subtree_scan(struct cgk_run *run, bool skip_done, cgk_found_fn fn, void *arg)

@@ -109,6 +109,9 @@ static int run_cmd(const struct ns_setup *s, pid_t victim)
 		/* Not in the cgroup of init (when it joins a target). */
 		if (s->init_joins && sb_join(s->victim_cgroup) < 0)
 			_exit(126);
+		/* LeakSanitizer stops the world through /proc/self/task, which
+		 * a /proc of the parent namespace does not give it. */
+		setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
 		dup2(fd, 1);
 		dup2(fd, 2);
 		execv(argv[0], (char *const *)argv);
@@ -308,6 +311,74 @@ out:
 	free(s);
 }
 
+/* The same through nsenter -p, as an administrator would enter a
+ * container's pid namespace: its init is in the target. */
+static pid_t ns_init_of(const char *cgroup)
+{
+	char buf[256], name[64], st[4096];
+	ssize_t n = sb_read(cgroup, "cgroup.procs", buf, sizeof(buf));
+
+	for (char *l = n > 0 ? buf : NULL, *e; l && *l; l = e) {
+		pid_t pid = (pid_t)strtol(l, &e, 10);
+
+		if (e == l)
+			break;
+		snprintf(name, sizeof(name), "/proc/%d", pid);
+		/* "NSpid:\tOUTER\t1": pid 1 of a namespace below ours. */
+		if (sb_read(name, "status", st, sizeof(st)) > 0) {
+			const char *ns = strstr(st, "NSpid:");
+			const char *eol = ns ? strchr(ns, '\n') : NULL;
+
+			if (eol && eol[-1] == '1' && eol[-2] == '\t')
+				return pid;
+		}
+		while (*e == '\n')
+			e++;
+	}
+	return -1;
+}
+
+static void test_nsenter_init(const char *v2box)
+{
+	char *t = sb_mkdir(v2box, "t5"), pid[16], *saved;
+	const char *unshare[] = { "/usr/bin/unshare", "--pid", "--fork", "/bin/sleep", "300", NULL };
+	struct sb_cmd res;
+	pid_t holder = -1, init = -1;
+
+	if (access("/usr/bin/nsenter", X_OK) || access(unshare[0], X_OK)) {
+		skip("nsenter -p: util-linux's nsenter and unshare are missing");
+		goto out;
+	}
+	holder = t ? sb_fork() : -1;
+	if (holder == 0) {
+		if (sb_join(t) == 0)
+			execv(unshare[0], (char *const *)unshare);
+		_exit(127);
+	}
+	for (int i = 0; i < 400 && (init = ns_init_of(t)) < 0; i++)
+		sb_sleep_ms(5);
+	if (!ok(init > 0, "nsenter -p: a pid namespace whose init is in the target"))
+		goto out;
+	snprintf(pid, sizeof(pid), "%d", init);
+	const char *argv[] = { "/usr/bin/nsenter", "-t", pid, "-p", "--", sb_cgkill(), "-w1s", t, NULL };
+	/* As in run_cmd(), for this child only. */
+	saved = getenv("ASAN_OPTIONS") ? strdup(getenv("ASAN_OPTIONS")) : NULL;
+	setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+	sb_run(&res, NULL, 20000, argv);
+	if (saved)
+		setenv("ASAN_OPTIONS", saved, 1);
+	else
+		unsetenv("ASAN_OPTIONS");
+	free(saved);
+	ok(res.exit_code == 4 && strstr(res.err, "PID 1"),
+	   "nsenter -p, no /proc of its own: the target holding that namespace's init is refused (exit %d: %s)",
+	   res.exit_code, res.err);
+	ok(sb_alive(holder), "nsenter -p: the namespace is untouched");
+out:
+	sb_destroy(t);
+	free(t);
+}
+
 static bool signal_pending(pid_t pid, int sig)
 {
 	char name[64], buf[4096], *l;
@@ -400,12 +471,12 @@ static void probe_close(struct probe_run *p)
  * rename a cgroup.) */
 static void test_recreated_v2(const char *v2box)
 {
-	char *t = sb_mkdir(v2box, "rt");
+	char *t = sb_mkdir(v2box, "rt"), *again = NULL;
 	struct probe_run p;
 	unsigned fresh = 99;
 	pid_t bystander;
 
-	if (!t || probe_open(&p, t) < 0 || rmdir(t) < 0 || !sb_mkdir(v2box, "rt") ||
+	if (!t || probe_open(&p, t) < 0 || rmdir(t) < 0 || !(again = sb_mkdir(v2box, "rt")) ||
 	    (bystander = sb_sleeper(t)) < 0) {
 		ok(false, "recreated, v2: setup");
 		goto out;
@@ -418,6 +489,7 @@ static void test_recreated_v2(const char *v2box)
 out:
 	sb_destroy(t);
 	free(t);
+	free(again);
 }
 
 /* The /proc search still finds what it is for: a process in the subtree
@@ -575,6 +647,7 @@ int main(void)
 	test_foreign_proc_v2(v2);
 	test_foreign_proc_pid(v2);
 	test_foreign_proc_init(v2);
+	test_nsenter_init(v2);
 	test_rename_v1(pids, frz);
 	test_recreated_v2(v2);
 	test_scan_finds(v2);
@@ -582,5 +655,8 @@ int main(void)
 	test_bind_pid(v2);
 
 	sb_cleanup_all();
+	free(v2);
+	free(pids);
+	free(frz);
 	return done_testing();
 }
