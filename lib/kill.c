@@ -212,7 +212,10 @@ static int run_target(struct cgk_target *t, const struct cgk_options *opts,
 
 	start = cgk_now_ms();
 	r = send_signal(&run, opts->signal);
-	for (unsigned i = 0; r >= 0 && !run.self_seen && i < opts->n_escalations; i++) {
+	/* A process that refused one signal refuses the next: no escalation,
+	 * no wait for what cannot go. */
+	for (unsigned i = 0; r >= 0 && !run.self_seen && !rep->not_permitted &&
+			     i < opts->n_escalations; i++) {
 		const struct cgk_escalation *e = &opts->escalations[i];
 
 		r = wait_empty(&run, deadline_after(e->after_ms));
@@ -221,6 +224,9 @@ static int run_target(struct cgk_target *t, const struct cgk_options *opts,
 		r = r == -ETIMEDOUT ? send_signal(&run, e->signal) : cgk_fail(&run, r, "cannot wait");
 	}
 	rep->signal_ms = cgk_now_ms() - start;
+	if (r >= 0 && rep->not_permitted)
+		r = cgk_fail(&run, -EPERM, "%u process(es) could not be signalled: not permitted "
+			     "(%u signalled)", rep->not_permitted, rep->signalled);
 
 	/* With --force on our own cgroup: we go last, like everyone else. */
 	if (r >= 0 && run.self_seen) {
