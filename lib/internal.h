@@ -98,7 +98,8 @@ int cgk_target_from_fd(int fd, struct cgk_target *t, char *msg,
 		       size_t msgsize);
 void cgk_target_close(struct cgk_target *t);
 /* Does the cgroup t hold process pid (a number in our pid namespace)?
- * 0 if so, -ESRCH if not, -errno if that cannot be told. */
+ * 0 if so, -ESRCH if not, -EINVAL for a thread's id, -errno if that
+ * cannot be told. */
 int cgk_target_holds(const struct cgk_target *t, pid_t pid);
 int cgk_mounts_read(struct cgk_mount **out, size_t *n);
 

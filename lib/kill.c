@@ -325,6 +325,8 @@ CGK_EXPORT int cgk_kill_pid(pid_t pid, const struct cgk_options *opts, struct cg
 	r = cgk_target_open(path, &t, rep->message, sizeof(rep->message));
 	if (r >= 0 && (r = cgk_target_holds(&t, pid)) < 0) {
 		snprintf(rep->message, sizeof(rep->message),
+			 r == -EINVAL ? "%s: %d is not a process ID (is /proc/%d a thread? name its "
+					"process): refusing (%s)" :
 			 "%s: process %d is not in this cgroup, though /proc/%d/cgroup names it "
 			 "(a /proc of another pid namespace, a mount that shows another cgroup "
 			 "there, or the process moved): refusing (%s)",

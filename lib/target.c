@@ -435,8 +435,9 @@ int cgk_target_holds(const struct cgk_target *t, pid_t pid)
 	bool found = false;
 	int r;
 
+	/* A thread's id, not its process's: EINVAL, ENOENT since 6.9. */
 	if (pidfd < 0 && errno != ENOSYS)
-		return -errno;
+		return errno == ENOENT ? -EINVAL : -errno;
 	r = cgk_read_file_at(t->fd, "cgroup.procs", &buf, &len);
 	if (r >= 0)
 		r = cgk_parse_pids(buf, len, &listed);

@@ -15,6 +15,7 @@
  *   /proc/PID/cgroup shows it is not resolved against that mount;
  * - --pid through a bind mount that shows another cgroup under the name.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -198,9 +199,15 @@ static bool run_in_pidns(struct ns_setup *s)
 	return true;
 }
 
-static void free_res(struct ns_setup *s)
+/* The end of a test with a target t and a sibling s. */
+static void end_pair(struct ns_setup *ns, char *t, char *s)
 {
-	munmap(s->res, sizeof(*s->res));
+	if (ns->res && ns->res != MAP_FAILED)
+		munmap(ns->res, sizeof(*ns->res));
+	sb_destroy(t);
+	sb_destroy(s);
+	free(t);
+	free(s);
 }
 
 /* F1: the default command on a v1 pids target from a nested pid namespace
@@ -225,12 +232,8 @@ static void test_foreign_proc_v1(const char *v1box, const char *v2box)
 	ok(sb_alive(target), "foreign /proc, v1 pids: the target's process, outside our pid namespace, is out of reach");
 	ok(ns.res->status == 3 && strstr(ns.res->out, "outside our pid namespace"),
 	   "foreign /proc, v1 pids: no success claimed for what we cannot see (exit %d)", ns.res->status);
-	free_res(&ns);
 out:
-	sb_destroy(t);
-	sb_destroy(s);
-	free(t);
-	free(s);
+	end_pair(&ns, t, s);
 }
 
 /* F1, all inside: the target's process is in the namespace too (and
@@ -251,12 +254,8 @@ static void test_foreign_proc_v2(const char *v2box)
 	ok(ns.res->victim_alive, "foreign /proc, v2, -b loop -s TERM: the bystander lives");
 	ok(strstr(ns.res->out, "\"signalled\": 1,") != NULL, "foreign /proc, v2: one process signalled, the target's one");
 	is_int(ns.res->status, 3, "foreign /proc, v2: the target's process, ignoring TERM, is reported left");
-	free_res(&ns);
 out:
-	sb_destroy(t);
-	sb_destroy(s);
-	free(t);
-	free(s);
+	end_pair(&ns, t, s);
 }
 
 /* F1 by --pid: /proc/N/cgroup of a foreign /proc names the cgroup of
@@ -278,12 +277,8 @@ static void test_foreign_proc_pid(const char *v2box)
 	ok(ns.res->victim_alive, "foreign /proc, --pid N: not killed through a cgroup that is not its own");
 	ok(ns.res->status == 1 && strstr(ns.res->out, "not in this cgroup"),
 	   "foreign /proc, --pid N: refused, saying why (exit %d)", ns.res->status);
-	free_res(&ns);
 out:
-	sb_destroy(t);
-	sb_destroy(s);
-	free(t);
-	free(s);
+	end_pair(&ns, t, s);
 }
 
 /* Issue 15.3: the PID 1 guard with a foreign /proc: /proc/1 is not our
@@ -303,12 +298,8 @@ static void test_foreign_proc_init(const char *v2box)
 		goto out;
 	ok(ns.res->status == 4 && strstr(ns.res->out, "PID 1"),
 	   "foreign /proc: a cgroup holding our namespace's PID 1 is refused (exit %d)", ns.res->status);
-	free_res(&ns);
 out:
-	sb_destroy(t);
-	sb_destroy(s);
-	free(t);
-	free(s);
+	end_pair(&ns, t, s);
 }
 
 /* The same through nsenter -p, as an administrator would enter a
@@ -381,18 +372,12 @@ out:
 
 static bool signal_pending(pid_t pid, int sig)
 {
-	char name[64], buf[4096], *l;
+	char dir[32], buf[4096], *l;
 	unsigned long long mask;
-	ssize_t n;
-	int fd;
 
-	snprintf(name, sizeof(name), "/proc/%d/status", pid);
-	fd = open(name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	snprintf(dir, sizeof(dir), "/proc/%d", pid);
+	if (sb_read(dir, "status", buf, sizeof(buf)) <= 0)
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
 	l = strstr(buf, "ShdPnd:");
 	return l && sscanf(l + 7, "%llx", &mask) == 1 && (mask & (1ULL << (sig - 1)));
 }
@@ -629,6 +614,34 @@ out:
 	free(r);
 }
 
+/* --pid with a thread's id: named as such, nothing signalled. */
+static void test_pid_thread(const char *v2box)
+{
+	char *t = sb_mkdir(v2box, "th"), dir[64], tid[16] = "";
+	pid_t p = t ? sb_spawn(&(struct sb_proc){ .what = SB_THREADS, .cgroups = { t }, .threads = 2 }) : -1;
+	struct dirent *de;
+	struct cmd c;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", p);
+	d = p > 0 ? opendir(dir) : NULL;
+	while (d && (de = readdir(d)))
+		if (de->d_name[0] != '.' && atoi(de->d_name) != p)
+			snprintf(tid, sizeof(tid), "%d", atoi(de->d_name));
+	if (d)
+		closedir(d);
+	if (!ok(*tid, "--pid TID: a process with threads"))
+		goto out;
+	cmd_run(&c, 20000, "-w1s", "--pid", tid, NULL);
+	ok(c.status == 1 && strstr(c.err, "not a process ID"), "--pid TID: refused as not a process ID (exit %d: %s)",
+	   c.status, c.err);
+	ok(sb_alive(p), "--pid TID: nothing signalled");
+	cmd_free(&c);
+out:
+	sb_destroy(t);
+	free(t);
+}
+
 int main(void)
 {
 	char *v2, *pids, *frz;
@@ -653,6 +666,7 @@ int main(void)
 	test_scan_finds(v2);
 	test_cgroupns(v2);
 	test_bind_pid(v2);
+	test_pid_thread(v2);
 
 	sb_cleanup_all();
 	free(v2);

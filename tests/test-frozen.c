@@ -367,6 +367,16 @@ static void release(const char *hold, pid_t p)
 	}
 }
 
+/* The end of a scene with a process held by the v1 freezer in hold. */
+static void end_held(struct scene *s, char *hold, pid_t p)
+{
+	release(hold, p);
+	scene_end(s);
+	if (hold)
+		sb_destroy(hold);
+	free(hold);
+}
+
 static void run_v2(const char *v2box, const char *fzbox)
 {
 	struct win w = { .kind = V2_FREEZE, .name = "freeze" };
@@ -394,11 +404,7 @@ static void run_v2(const char *v2box, const char *fzbox)
 	test_kernel_thaws(&w);
 	test_not_ours(&w);
 out:
-	release(hold, p);
-	scene_end(&s);
-	if (hold)
-		sb_destroy(hold);
-	free(hold);
+	end_held(&s, hold, p);
 }
 
 static void run_loop(const char *pdbox, const char *fzbox)
@@ -425,11 +431,7 @@ static void run_loop(const char *pdbox, const char *fzbox)
 	test_sigkill(&w);
 	test_not_ours(&w);
 out:
-	release(hold, p);
-	scene_end(&s);
-	if (hold)
-		sb_destroy(hold);
-	free(hold);
+	end_held(&s, hold, p);
 }
 
 static void run_v1(const char *fzbox)
