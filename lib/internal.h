@@ -87,6 +87,9 @@ struct cgk_target {
 	char path[4096];	/* absolute path, as the kernel names the fd */
 	char rel[4096];		/* relative to the hierarchy root; "/" is root */
 	char controllers[CGK_CONTROLLERS_MAX];	/* v1: those of its hierarchy */
+	/* path[0..mnt_len) is the mount point, rel[0..root_len) the mount's
+	 * root: a name as /proc shows it, rel-style, is a path from there. */
+	size_t mnt_len, root_len;
 	bool is_root;
 	bool threaded;		/* v2 cgroup.type "threaded" */
 };
@@ -154,9 +157,11 @@ int cgk_tree_count(struct cgk_run *run, unsigned *procs, unsigned *cgroups);
 int cgk_tree_cgroups(struct cgk_run *run, unsigned *cgroups);
 /* comm, state and (if flags) the task flags of pid from /proc/PID/stat. */
 int cgk_proc_stat(int procfd, pid_t pid, struct cgk_process *p, unsigned long *flags);
-/* Is pid ("123", "self") in the subtree, by the path /proc/PID/cgroup
- * shows: 1 inside, 0 outside, -errno if that cannot be told. A quick look
- * for the guard rails, valid only in a /proc of our pid namespace. */
+/* Is pid ("123", "self") in the subtree: is the cgroup /proc/PID/cgroup
+ * names, looked up by that name, the very directory found beneath the
+ * target's fd (a cgroup that took a renamed or removed target's name is
+ * not)? 1 inside, 0 outside, -errno if that cannot be told. Only for a
+ * /proc of our pid namespace, whose numbers are ours. */
 int cgk_pid_in_subtree(struct cgk_run *run, const char *pid);
 /* Processes of the subtree found through /proc, not through the lists: a
  * process that keeps moving itself between cgroups of the subtree can slip

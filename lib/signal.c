@@ -250,13 +250,25 @@ static int pass_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg)
 	return r;
 }
 
-/* A lead from /proc that the cgroup's list confirmed: pinned by a pidfd
- * and confirmed again like any listed pid. */
+/* A process of the subtree found through /proc: pinned by a pidfd, then
+ * confirmed again. In a /proc of our pid namespace, /proc/PID of a pinned
+ * process that lives is that process: it must still be in the subtree. In
+ * any other, the pid must still be in the cgroup's list (signal_batch). */
 static int signal_found(struct cgk_run *run, int cgfd, const char *rel, pid_t pid, void *arg)
 {
+	_cleanup_close_ int pidfd = -1;
 	struct slot slot;
+	char name[16];
 
-	return signal_batch(run, arg, cgfd, rel, &pid, &slot, 1);
+	if (!run->proc_ours)
+		return signal_batch(run, arg, cgfd, rel, &pid, &slot, 1);
+	pidfd = pidfd_open(pid);
+	if (pidfd < 0 && errno != ENOSYS)
+		return 0;
+	snprintf(name, sizeof(name), "%d", pid);
+	if (cgk_pid_in_subtree(run, name) != 1)
+		return 0;
+	return send_one(run, arg, pid, pidfd, true);
 }
 
 int cgk_signal_stragglers(struct cgk_run *run, int sig, unsigned *fresh)

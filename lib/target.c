@@ -229,8 +229,11 @@ static int target_init(int fd, int version, struct cgk_target *t, const char *sh
 		return errmsg(msg, msgsize, -ENOENT, shown, "no cgroup mount found for this path");
 	memcpy(t->controllers, mount->controllers, sizeof(t->controllers));
 
-	const char *tail = t->path + (strcmp(mount->path, "/") ? strlen(mount->path) : 0);
+	t->mnt_len = strcmp(mount->path, "/") ? strlen(mount->path) : 0;
+	const char *tail = t->path + t->mnt_len;
 	const char *root = strcmp(mount->root, "/") ? mount->root : "";
+
+	t->root_len = strlen(root);
 	if ((size_t)snprintf(t->rel, sizeof(t->rel), "%s%s", root, tail) >= sizeof(t->rel))
 		return errmsg(msg, msgsize, -ENAMETOOLONG, shown, "cgroup path too long");
 	if (!t->rel[0])

@@ -321,20 +321,66 @@ static const char *below_target(const struct cgk_run *run, const char *path)
 	return path[len] ? path + len + 1 : "";
 }
 
-int cgk_pid_in_subtree(struct cgk_run *run, const char *pid)
+/* The cgroup below the target named below ("" for the target itself) as
+ * an fd opened beneath the target's. */
+static int open_in_target(struct cgk_run *run, const char *below)
+{
+	return *below ? open_below(run->t->fd, below) :
+			openat(run->t->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* Is the cgroup named path (as /proc shows it) the one at fd? */
+static bool same_cgroup(const struct cgk_run *run, const char *path, int fd)
+{
+	const struct cgk_target *t = run->t;
+	char global[8192];
+	struct stat a, b;
+	int n = snprintf(global, sizeof(global), "%.*s%s", (int)t->mnt_len, t->path,
+			 path + t->root_len);
+
+	return n > 0 && (size_t)n < sizeof(global) &&
+	       fstatat(AT_FDCWD, global, &a, AT_SYMLINK_NOFOLLOW) == 0 && fstat(fd, &b) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* The cgroup /proc/PID/cgroup names for pid ("123", "self"), if it is in
+ * the subtree: its fd (beneath the target's) and *below; 0 if outside,
+ * -errno if that cannot be told. */
+static int proc_cgroup_in_subtree(struct cgk_run *run, const char *pid, char *path, size_t size,
+				  const char **below)
 {
 	_cleanup_free_ char *buf = NULL;
-	char name[64], path[4096];
-	int r;
+	char name[64];
+	int r, fd;
 
 	snprintf(name, sizeof(name), "%s/cgroup", pid);
 	r = cgk_read_file_at(run->procfd, name, &buf, NULL);
 	if (r >= 0)
 		r = cgk_parse_proc_cgroup(buf, run->t->version == 2 ? NULL : run->t->controllers,
-					  path, sizeof(path));
+					  path, size);
 	if (r < 0)
 		return r;
-	return below_target(run, path) != NULL;
+	if (!(*below = below_target(run, path)))
+		return 0;
+	fd = open_in_target(run, *below);
+	if (fd < 0)
+		return 0;
+	if (same_cgroup(run, path, fd))
+		return fd;
+	close(fd);
+	return 0;
+}
+
+int cgk_pid_in_subtree(struct cgk_run *run, const char *pid)
+{
+	char path[4096];
+	const char *below;
+	int fd = proc_cgroup_in_subtree(run, pid, path, sizeof(path), &below);
+
+	if (fd <= 0)
+		return fd;
+	close(fd);
+	return 1;
 }
 
 /* A cheap answer where the kernel keeps one: populated (v2), or the pids
@@ -391,30 +437,45 @@ static int listed_in(struct cgk_run *run, const char *below, pid_t pid, int *cgf
 }
 
 /*
- * /proc gives a lead, never a verdict: its numbers belong to the pid
- * namespace it was mounted for, which need not be ours, and a path string
- * can name a cgroup made later under a removed or renamed target's name.
- * So the cgroup a lead names is opened beneath the target's fd, and the
- * pid must be in that cgroup's own list, which the kernel writes in our pid
- * namespace. Zombies are in no list. A process that moved on meanwhile
- * shows another cgroup in /proc: look again while it does.
+ * /proc names processes and their cgroups by strings: a number of the pid
+ * namespace it was mounted for, a path that another cgroup may have taken
+ * since (a renamed or removed target's). In a /proc of our own namespace
+ * the number is ours, and the cgroup its path names must be the very
+ * directory found beneath the target's fd (a process that keeps moving
+ * within the subtree passes this wherever it is). In any other /proc a
+ * number is only a lead: the pid must be in the list of the cgroup its
+ * path names, which the kernel writes in our pid namespace; a lead whose
+ * process moved on meanwhile is followed while /proc shows it elsewhere.
+ * Zombies are in no list, and leave the cgroup. (On v1 "tasks": a
+ * process-directed signal needs its leader there.)
  */
 static int scan_entry(const struct dirent64 *de, void *arg)
 {
 	struct scan *sc = arg;
 	struct cgk_run *run = sc->run;
 	char name[64], path[4096], seen[4096] = "";
+	const char *below;
 	char *end;
 	long pid = strtol(de->d_name, &end, 10);
+	int cgfd, r = 0;
 
 	if (*end || pid <= 0 || pid > INT32_MAX || pid == run->self ||
 	    (sc->skip_done && cgk_pidset_has(&run->done, (pid_t)pid)))
 		return 0;
+	if (run->proc_ours) {
+		struct cgk_process p;
+
+		cgfd = proc_cgroup_in_subtree(run, de->d_name, path, sizeof(path), &below);
+		if (cgfd <= 0)
+			return 0;
+		if (cgk_proc_stat(run->procfd, (pid_t)pid, &p, NULL) < 0 || (p.state != 'Z' && p.state != 'X'))
+			r = sc->fn(run, cgfd, below, (pid_t)pid, sc->arg);
+		close(cgfd);
+		return r;
+	}
 	snprintf(name, sizeof(name), "%ld/cgroup", pid);
 	for (unsigned try = 0; try < LEAD_TRIES; try++) {
 		_cleanup_free_ char *buf = NULL;
-		const char *below;
-		int cgfd, r;
 
 		/* Gone meanwhile, or not ours to look at: not in it. */
 		if (cgk_read_file_at(run->procfd, name, &buf, NULL) < 0 ||
