@@ -23,11 +23,13 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <linux/sched.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -51,7 +53,8 @@
 #define RUN_DEADLINE_NS (60ULL * 1000000000)	/* one timed kill, at most */
 #define GRACE_NS (5ULL * 1000000000)	/* after a contender returns */
 #define WATCH_NS 250000			/* watcher re-reads every 0.25 ms */
-#define MAX_RUNS 128
+#define MAX_RUNS 256
+#define STALL_NS (2ULL * 1000000000)	/* a run over 2 s is a stall */
 
 /* ---------------------------------------------------------------- util */
 
@@ -294,7 +297,10 @@ static void own_cgroup(const char *ctl, char *out, size_t size)
 
 /* --------------------------------------------------------- workloads */
 
-enum wtype { W_FLAT, W_THREADS, W_WIDE, W_DEEP, W_BOMB, W_STRESS, W_MEM };
+/* W_BOMB: the static bomb (bomb.c); W_DBOMB: the same source linked
+ * dynamically, so it shares libc with everything else; W_SHBOMB: bash's
+ * own :(){ :|:& };: */
+enum wtype { W_FLAT, W_THREADS, W_WIDE, W_DEEP, W_BOMB, W_STRESS, W_MEM, W_DBOMB, W_SHBOMB };
 
 struct workload {
 	char name[64];
@@ -303,6 +309,9 @@ struct workload {
 	unsigned a, b;	/* see describe() */
 	unsigned reps;
 	unsigned procs;	/* processes (chart x axis) */
+	/* The moment users meet: no cpu cgroup for the bomb, the contender
+	 * forked from a SCHED_OTHER nice-0 parent and exec'd fresh. */
+	bool plain;
 };
 
 /* The spec of one run: which hierarchies hold the tree. */
@@ -408,11 +417,18 @@ static int enter(const struct plan *p, const char *sub)
 }
 
 static char bomb_exe[PATH_MAX];	/* cgkb-bomb (bomb.c), beside this program */
+static char dbomb_exe[PATH_MAX];	/* cgkb-dbomb: bomb.c, dynamically linked */
+static char cpu_home[PATH_MAX];	/* our v1 cpu cgroup before the harness moved */
 
-/* The fork bomb and stress-ng: workloads that fork all the time. */
+static bool is_bomb(const struct workload *w)
+{
+	return w->type == W_BOMB || w->type == W_DBOMB || w->type == W_SHBOMB;
+}
+
+/* The fork bombs and stress-ng: workloads that fork all the time. */
 static bool forks(const struct workload *w)
 {
-	return w->type == W_BOMB || w->type == W_STRESS;
+	return is_bomb(w) || w->type == W_STRESS;
 }
 
 /* The harness may run at real-time priority (main): a workload never
@@ -424,13 +440,30 @@ static void sched_other(void)
 	sched_setscheduler(0, SCHED_OTHER, &other);
 }
 
+/* An ordinary process: SCHED_OTHER, nice 0, in the cpu cgroup the machine's
+ * own processes are in (not the harness's, which has a high weight). */
+static void ordinary(void)
+{
+	char path[PATH_MAX];
+
+	sched_other();
+	setpriority(PRIO_PROCESS, 0, 0);
+	if (cpu_home[0]) {
+		snprintf(path, sizeof(path), "%s/cgroup.procs", cpu_home);
+		write_file(path, "0");
+	}
+}
+
 static void spawner(const struct plan *p)
 {
 	const struct workload *w = p->w;
 	char sub[PATH_MAX];
 	int fd;
 
-	sched_other();
+	if (w->plain)
+		ordinary();
+	else
+		sched_other();
 
 	/* Into the tops first: every process of the workload is in the v2 top,
 	 * the pids top (limit) and any v1 top the run uses. */
@@ -485,10 +518,23 @@ static void spawner(const struct plan *p)
 		sleeper(p->readyfd);
 		break;
 	case W_BOMB:
+	case W_DBOMB:
+	case W_SHBOMB:
 		/* Refuse to start unless our pids cgroup has the limit. */
 		if (read_num(p->dir[H_PIDS], "pids.max") != (long long)w->a)
 			_exit(5);
-		execl(bomb_exe, "cgkb-bomb", (char *)NULL);
+		if (w->type == W_SHBOMB) {
+			/* bash says "fork: retry" on every failed fork */
+			int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+			if (devnull >= 0) {
+				dup2(devnull, STDIN_FILENO);
+				dup2(devnull, STDOUT_FILENO);
+				dup2(devnull, STDERR_FILENO);
+			}
+			execl("/bin/bash", "bash", "-c", ":(){ :|:& };:", (char *)NULL);
+		}
+		execl(w->type == W_DBOMB ? dbomb_exe : bomb_exe, "cgkb-bomb", (char *)NULL);
 		_exit(6);
 	case W_STRESS:
 		if (read_num(p->dir[H_PIDS], "pids.max") != (long long)w->a)
@@ -502,7 +548,10 @@ static void spawner(const struct plan *p)
 
 /* -------------------------------------------------------- contenders */
 
-enum ckind { C_FLOOR, C_FLOOR_MREL, C_CMD, C_LIB, C_SHELL, C_PKILL, C_CMD2 };
+/* C_LIBRUN: the library in a process that was running before the bomb
+ * started (a daemon), told to kill through a pipe. */
+enum ckind { C_FLOOR, C_FLOOR_MREL, C_CMD, C_LIB, C_SHELL, C_PKILL, C_CMD2, C_LIBRUN, C_CMD3,
+	     C_FLOOR_DYN };
 
 struct contender {
 	const char *name;
@@ -529,17 +578,38 @@ static const struct contender contenders[] = {
 	{ "cgkill2 -b freeze", C_CMD2, CGK_BACKEND_FREEZE, H_V2 },
 	{ "cgkill2 -b v1-freeze", C_CMD2, CGK_BACKEND_V1_FREEZE, H_FRZ },
 	{ "cgkill2 -b loop", C_CMD2, CGK_BACKEND_LOOP, H_PIDS },
+	{ "lib kernel (running)", C_LIBRUN, CGK_BACKEND_KERNEL, H_V2 },
+	{ "lib freeze (running)", C_LIBRUN, CGK_BACKEND_FREEZE, H_V2 },
+	{ "lib v1-freeze (running)", C_LIBRUN, CGK_BACKEND_V1_FREEZE, H_FRZ },
+	{ "lib loop (running)", C_LIBRUN, CGK_BACKEND_LOOP, H_PIDS },
+	/* --cgkill3: a third build, for an A/B/C in the same runs. */
+	{ "cgkill3 -b kernel", C_CMD3, CGK_BACKEND_KERNEL, H_V2 },
+	{ "cgkill3 -b freeze", C_CMD3, CGK_BACKEND_FREEZE, H_V2 },
+	{ "cgkill3 -b v1-freeze", C_CMD3, CGK_BACKEND_V1_FREEZE, H_FRZ },
+	{ "cgkill3 -b loop", C_CMD3, CGK_BACKEND_LOOP, H_PIDS },
+	/* The rows users meet take the static floor as "floor" (the least
+	 * work: one write, and no dynamic loader to wait in beside a bomb
+	 * that shares libc); this is the usual, dynamic one beside it. */
+	{ "floor (dynamic)", C_FLOOR_DYN, CGK_BACKEND_AUTO, H_V2 },
 };
 #define N_CONTENDERS (sizeof(contenders) / sizeof(contenders[0]))
 
-static const char *cgkill2_path;
+static const char *cgkill2_path, *cgkill3_path;
+static unsigned unboosted;	/* --unboosted=2,3: those builds run without CAP_SYS_NICE */
 static bool quick_mode;
 
 static bool applies(const struct contender *c, const struct workload *w)
 {
 	bool one_cgroup = w->type != W_WIDE && w->type != W_DEEP;
 
-	if (c->kind == C_CMD2 && !cgkill2_path)
+	if ((c->kind == C_CMD2 && !cgkill2_path) || (c->kind == C_CMD3 && !cgkill3_path))
+		return false;
+	/* The rows users meet: the floor, the command, a running library. */
+	if (w->plain)
+		return (c->kind == C_FLOOR || c->kind == C_CMD || c->kind == C_CMD2 ||
+			c->kind == C_CMD3 || c->kind == C_LIBRUN || c->kind == C_FLOOR_DYN) &&
+		       mnt[c->hier][0];
+	if (c->kind == C_LIBRUN || c->kind == C_FLOOR_DYN)
 		return false;
 
 	/* pkill stalls on a fork bomb's /proc files until the 60 s limit:
@@ -555,6 +625,7 @@ static bool applies(const struct contender *c, const struct workload *w)
 
 static const char *cgkill_path = "build/cgkill";
 static const char *floor_path = "build/bench/floor";
+static char floor_static_path[PATH_MAX];	/* floor-static beside floor_path */
 static const char *shell_path = "bench/killloop.sh";
 static char contender_filter[1024];
 static char workload_filter[1024];
@@ -622,14 +693,19 @@ static void exec_contender(const struct contender *c, const char *target, const 
 		execl(cgkill_path, "cgkill", "-q", "-b", bname, "--wait=30s", target, (char *)NULL);
 		break;
 	case C_CMD2:
+	case C_CMD3:
 		snprintf(bname, sizeof(bname), "%s", cgk_backend_name(c->be));
-		execl(cgkill2_path, "cgkill", "-q", "-b", bname, "--wait=30s", target, (char *)NULL);
+		execl(c->kind == C_CMD2 ? cgkill2_path : cgkill3_path, "cgkill", "-q", "-b", bname,
+		      "--wait=30s", target, (char *)NULL);
 		break;
 	case C_SHELL:
 		execl("/bin/sh", "sh", shell_path, target, (char *)NULL);
 		break;
 	case C_PKILL:
 		execlp("pkill", "pkill", "-9", "--cgroup", v2rel, (char *)NULL);
+		break;
+	case C_LIBRUN:	/* started before the workload: lib_running() */
+	case C_FLOOR_DYN:	/* the rows users meet only: launcher() */
 		break;
 	case C_LIB: {
 		struct cgk_options o = CGK_OPTIONS_INIT;
@@ -663,6 +739,7 @@ struct run {
 	long left;		/* processes left when the watch ended */
 	long escaped;		/* bomb processes found outside the sandbox */
 	long at_start;		/* processes (pids.current) when the kill began */
+	bool stalled;		/* not empty after 2 s */
 };
 
 static unsigned seq;
@@ -747,7 +824,11 @@ static int wait_ready(const struct plan *p, unsigned want)
 		while (now_ns() < deadline && !stop) {
 			long long cur = read_num(p->dir[H_PIDS], "pids.current");
 
-			if (w->type == W_BOMB && cur >= (long long)w->a)
+			if ((w->type == W_BOMB || w->type == W_DBOMB) && cur >= (long long)w->a)
+				return 0;
+			/* bash's bomb churns (every call returns and exits once
+			 * its pipeline is forked): 98% of the limit is full. */
+			if (w->type == W_SHBOMB && cur >= (long long)(w->a - w->a / 50))
 				return 0;
 			if (w->type == W_STRESS && cur >= 100 && now_ns() - start > 2000000000ULL)
 				return 0;
@@ -797,7 +878,8 @@ static void scan_escapes(struct run *out)
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
 		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
-		if (read_small(path, buf, sizeof(buf)) <= 0 || strncmp(buf, "cgkb-bomb", 9))
+		if (read_small(path, buf, sizeof(buf)) <= 0 ||
+		    (strncmp(buf, "cgkb-bomb", 9) && strcmp(buf, "bash\n")))
 			continue;
 		snprintf(path, sizeof(path), "/proc/%s/cgroup", de->d_name);
 		if (read_small(path, buf, sizeof(buf)) > 0 && !strstr(buf, rel))
@@ -806,6 +888,242 @@ static void scan_escapes(struct run *out)
 	closedir(d);
 }
 
+/* The library in a process that was already running when the bomb
+ * started, as a daemon is: it has made one call (a dry run of the still
+ * empty target), then waits for the word. */
+/* What a launcher or a running library tells the harness: the pid that
+ * works, and the moment it was started or called (CLOCK_MONOTONIC). */
+struct started {
+	pid_t pid;
+	uint64_t t0;
+};
+
+static void lib_running(const struct contender *c, const char *target, int gofd, int pidfd)
+{
+	struct cgk_options o = CGK_OPTIONS_INIT;
+	struct cgk_report rep;
+	struct started st;
+	char b;
+	int r;
+
+	ordinary();
+	o.backend = c->be;
+	o.flags = CGK_DRY_RUN;
+	cgk_kill(target, &o, &rep);
+	cgk_report_free(&rep);
+	st = (struct started){ 0, 0 };	/* ready */
+	if (write(pidfd, &st, sizeof(st)) < 0 || read(gofd, &b, 1) != 1)
+		_exit(3);
+	o.flags = CGK_BOOST;
+	o.wait_ms = 30000;
+	st = (struct started){ getpid(), now_ns() };
+	if (write(pidfd, &st, sizeof(st)) < 0)
+		_exit(3);
+	r = cgk_kill(target, &o, &rep);
+	if (r < 0)
+		fprintf(stderr, "bench: lib %s: %s\n", cgk_backend_name(c->be), rep.message);
+	cgk_report_free(&rep);
+	_exit(r < 0 ? 1 : 0);
+}
+
+/*
+ * The rows users meet: the contender is started by an ordinary process
+ * (SCHED_OTHER, nice 0, the machine's cpu cgroup), made before the bomb,
+ * with posix_spawn() (a vfork: no copy of its address space) and exec'd
+ * fresh; its pid goes back through pidfd, its status is ours. A fork()
+ * here would measure the parent, not the contender: beside a libc-sharing
+ * bomb the fork itself waits (dup_mmap links every file mapping, libc's
+ * too, under that mapping's lock), and so does the exec that drops the
+ * copy (see RESULTS.md, "Stalls beside a bomb").
+ */
+static void launcher(const struct contender *c, const char *target, int gofd, int pidfd)
+{
+	posix_spawn_file_actions_t fa;
+	char bname[32], *argv[8], b;
+	struct started st;
+	const char *path = c->kind == C_CMD ? cgkill_path : c->kind == C_CMD2 ? cgkill2_path :
+			   c->kind == C_CMD3 ? cgkill3_path : c->kind == C_FLOOR ? floor_static_path :
+			   floor_path;
+	int status, n = 0;
+	pid_t pid;
+
+	ordinary();
+	/* A parent that has been running (a shell): its pages are mapped.
+	 * A fork of ours has no file pages mapped, and would fault libc's in
+	 * beside the bomb, in the middle of posix_spawn(). */
+	mlockall(MCL_CURRENT);
+	snprintf(bname, sizeof(bname), "%s", cgk_backend_name(c->be));
+	argv[n++] = c->kind == C_FLOOR || c->kind == C_FLOOR_DYN ? "floor" : "cgkill";
+	if (c->kind != C_FLOOR && c->kind != C_FLOOR_DYN) {
+		argv[n++] = "-q";
+		argv[n++] = "-b";
+		argv[n++] = bname;
+		argv[n++] = "--wait=30s";
+	}
+	argv[n++] = (char *)target;
+	argv[n] = NULL;
+	/* Without CAP_SYS_NICE (root gets its bounding set at exec), the
+	 * command cannot raise its priority: cgkill as it was before. */
+	if (((unboosted & 2 && c->kind == C_CMD2) || (unboosted & 4 && c->kind == C_CMD3)) &&
+	    prctl(PR_CAPBSET_DROP, 23 /* CAP_SYS_NICE */, 0, 0, 0) < 0)
+		_exit(125);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+	st = (struct started){ 0, 0 };	/* ready */
+	if (write(pidfd, &st, sizeof(st)) < 0 || read(gofd, &b, 1) != 1)
+		_exit(126);
+	/* The clock starts at the spawn: how long this parent waited for a
+	 * CPU after the word is its own affair, as a shell's would be. */
+	st.t0 = now_ns();
+	if (posix_spawn(&pid, path, &fa, NULL, argv, environ) != 0)
+		_exit(127);
+	st.pid = pid;
+	if (write(pidfd, &st, sizeof(st)) < 0)
+		_exit(126);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			_exit(126);
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}
+
+static FILE *stall_log;
+
+/* Where a contender that takes over 2 s waits: its kernel stack, its pc
+ * and the mapping that holds it, and what the bomb's tasks are doing.
+ * In a thread of its own: /proc/PID/maps waits for the mmap lock of a
+ * process that may be stuck holding it, and the watcher must go on. */
+struct capture {
+	const struct workload *w;
+	const struct contender *c;
+	pid_t pid;
+	double at_s;
+};
+
+static void *capture_stall(void *arg)
+{
+	struct capture *req = arg;
+	const struct workload *w = req->w;
+	const struct contender *c = req->c;
+	pid_t pid = req->pid;
+	double at_s = req->at_s;
+	char *text = NULL;
+	size_t text_len = 0;
+	FILE *m = open_memstream(&text, &text_len);
+	char path[64], buf[8192], line[512];
+	unsigned long long pc = 0;
+	unsigned state[128] = { 0 }, sampled = 0;
+	struct { char fn[64]; unsigned n; } frames[16];
+	unsigned n_top = 0;
+	DIR *d;
+	struct dirent *de;
+	FILE *f;
+
+	fprintf(m, "stall: %s, %s, pid %d, not empty after %.0f s\n", w->name, c->name, (int)pid, at_s);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_small(path, buf, sizeof(buf)) > 0 && strrchr(buf, ')'))
+		fprintf(m, "  state %c\n", strrchr(buf, ')')[2]);
+	snprintf(path, sizeof(path), "/proc/%d/stack", (int)pid);
+	if (read_small(path, buf, sizeof(buf)) > 0)
+		fprintf(m, "  kernel stack:\n%s", buf);
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	if (read_small(path, buf, sizeof(buf)) > 0) {
+		char *last = strrchr(buf, ' ');
+
+		buf[strcspn(buf, "\n")] = '\0';
+		fprintf(m, "  /proc/PID/syscall: %s\n", buf);
+		if (last)
+			pc = strtoull(last + 1, NULL, 16);
+	}
+	/* The bomb: task states, and the top frame of up to 500 in D. */
+	d = opendir("/proc");
+	while (d && (de = readdir(d))) {
+		char comm[32];
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
+		if (read_small(path, comm, sizeof(comm)) <= 0 ||
+		    (strncmp(comm, "cgkb-bomb", 9) && strcmp(comm, "bash\n")))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		if (read_small(path, buf, sizeof(buf)) <= 0 || !strrchr(buf, ')'))
+			continue;
+		state[(unsigned char)strrchr(buf, ')')[2] & 127]++;
+		if (strrchr(buf, ')')[2] != 'D' || sampled >= 500)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stack", de->d_name);
+		if (read_small(path, buf, sizeof(buf)) <= 0)
+			continue;
+		sampled++;
+		/* the first frame that is not a scheduler or lock primitive */
+		for (char *save, *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+			char fn[64];
+			unsigned k;
+
+			if (sscanf(l, "[<%*[^>]>] %63[^+]", fn) != 1 || strstr(fn, "schedule") ||
+			    strstr(fn, "rwsem") || strstr(fn, "wait_bit") || strstr(fn, "io_schedule") ||
+			    strstr(fn, "mutex") || strstr(fn, "lock"))
+				continue;
+			for (k = 0; k < n_top && strcmp(frames[k].fn, fn); k++)
+				;
+			if (k == n_top && n_top < 16)
+				snprintf(frames[n_top++].fn, sizeof(frames[0].fn), "%s", fn);
+			if (k < n_top)
+				frames[k].n++;
+			break;
+		}
+	}
+	if (d)
+		closedir(d);
+	fprintf(m, "  bomb tasks: R %u, S %u, D %u, Z %u; in D (%u sampled), first frame past the lock:",
+		  state['R'], state['S'], state['D'], state['Z'], sampled);
+	for (unsigned k = 0; k < n_top; k++)
+		fprintf(m, " %s %u%s", frames[k].fn, frames[k].n, k + 1 < n_top ? "," : "");
+	fprintf(m, "\n");
+	/* Last: it waits while the contender holds its mmap lock. */
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = pc ? fopen(path, "re") : NULL;
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+
+		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && pc >= lo && pc < hi) {
+			fprintf(m, "  pc %#llx in %s", pc, line);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+
+	fclose(m);
+	fputs(text, stderr);
+	if (stall_log) {
+		fputs(text, stall_log);
+		fflush(stall_log);
+	}
+	free(text);
+	free(req);
+	return NULL;
+}
+
+static void capture_async(const struct workload *w, const struct contender *c, pid_t pid,
+			  double at_s)
+{
+	struct capture *k = malloc(sizeof(*k));
+	pthread_attr_t attr;
+	pthread_t t;
+
+	if (!k)
+		return;
+	*k = (struct capture){ w, c, pid, at_s };
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, capture_stall, k) != 0)
+		free(k);
+	pthread_attr_destroy(&attr);
+}
+
+static unsigned deadline_s = 60;
+
 static int run_one(const struct workload *w, const struct contender *c, struct run *out,
 		   bool hold)
 {
@@ -813,11 +1131,13 @@ static int run_one(const struct workload *w, const struct contender *c, struct r
 	int pipefd[2], evfd = -1;
 	char path[PATH_MAX], v2rel[PATH_MAX];
 	long long mem0 = 0, memthr = 0;
-	uint64_t t0, deadline, exit_at = 0;
-	pid_t spawner_pid, cpid;
+	uint64_t t0, deadline, exit_at = 0, empty_at = 0;
+	pid_t spawner_pid, cpid, daemon_pid = -1, inner_pid = -1;
 	struct rusage ru = { 0 };
 	bool exited = false, freed = false;
-	int status = 0, r = 0;
+	int status = 0, r = 0, gofd[2] = { -1, -1 }, pidfd[2] = { -1, -1 };
+	unsigned captures = 0;
+	static const unsigned capture_at[] = { 2, 5, 10, 30 };
 
 	*out = (struct run){ .status = -1 };
 	seq++;
@@ -827,7 +1147,7 @@ static int run_one(const struct workload *w, const struct contender *c, struct r
 		 * spinning tasks of equal weight. */
 		bool used = h == H_V2 || h == H_PIDS || h == c->hier ||
 			    (h == H_MEM && w->type == W_MEM) ||
-			    (h == H_CPU && bomb_cpu && forks(w));
+			    (h == H_CPU && bomb_cpu && forks(w) && !w->plain);
 
 		if (used && top[h][0])
 			snprintf(p.dir[h], PATH_MAX, "%s/w%u", top[h], seq);
@@ -847,6 +1167,34 @@ static int run_one(const struct workload *w, const struct contender *c, struct r
 			return -1;
 		}
 	}
+	/* A running library, or the ordinary parent of the contender, starts
+	 * before the bomb: nothing forks from us beside a libc-sharing bomb. */
+	if (c->kind == C_LIBRUN || w->plain) {
+		if (pipe2(gofd, O_CLOEXEC) < 0 || pipe2(pidfd, O_CLOEXEC) < 0)
+			die("pipe: %m");
+		daemon_pid = fork();
+		if (daemon_pid < 0)
+			die("fork: %m");
+		if (daemon_pid == 0) {
+			close(gofd[1]);
+			close(pidfd[0]);
+			if (c->kind == C_LIBRUN)
+				lib_running(c, p.dir[c->hier], gofd[0], pidfd[1]);
+			launcher(c, p.dir[c->hier], gofd[0], pidfd[1]);
+		}
+		close(gofd[0]);
+		close(pidfd[1]);
+		gofd[0] = pidfd[1] = -1;
+		/* Ready (its pages in, its first call made) before the bomb. */
+		{
+			struct pollfd pfd = { .fd = pidfd[0], .events = POLLIN };
+			struct started st;
+
+			if (poll(&pfd, 1, 30000) != 1 || read(pidfd[0], &st, sizeof(st)) != sizeof(st))
+				die("%s: the contender's parent did not get ready", c->name);
+		}
+		fcntl(pidfd[0], F_SETFL, O_NONBLOCK);
+	}
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		die("pipe: %m");
 	p.readyfd = pipefd[1];
@@ -865,7 +1213,7 @@ static int run_one(const struct workload *w, const struct contender *c, struct r
 		r = -1;
 		goto out;
 	}
-	sleep_ms(w->type == W_BOMB || quick_mode ? 50 : 200);	/* settle */
+	sleep_ms(is_bomb(w) || quick_mode ? 50 : 200);	/* settle */
 	out->at_start = read_num(p.dir[H_PIDS], "pids.current");
 
 	snprintf(path, sizeof(path), "%s/cgroup.events", p.dir[H_V2]);
@@ -892,7 +1240,13 @@ static int run_one(const struct workload *w, const struct contender *c, struct r
 	}
 
 	t0 = now_ns();
-	cpid = fork();
+	if (daemon_pid > 0) {
+		cpid = daemon_pid;
+		if (write(gofd[1], "x", 1) != 1)
+			die("pipe: %m");
+	} else {
+		cpid = fork();
+	}
 	if (cpid < 0)
 		die("fork: %m");
 	if (cpid == 0) {
@@ -900,7 +1254,8 @@ static int run_one(const struct workload *w, const struct contender *c, struct r
 			sched_other();
 		exec_contender(c, p.dir[c->hier], v2rel);
 	}
-	deadline = t0 + RUN_DEADLINE_NS;
+	inner_pid = daemon_pid > 0 ? -1 : cpid;
+	deadline = t0 + (w->plain ? deadline_s * 1000000000ULL : RUN_DEADLINE_NS);
 	for (;;) {
 		struct timespec ts = { 0, WATCH_NS };
 		struct pollfd pfd = { .fd = evfd, .events = POLLPRI };
@@ -909,7 +1264,7 @@ static int run_one(const struct workload *w, const struct contender *c, struct r
 
 		if (pop == 0 && !out->emptied) {
 			out->emptied = true;
-			out->empty_ms = (double)(t - t0) / 1e6;
+			empty_at = t;
 		}
 		if (memthr && !freed && read_num(p.dir[H_MEM], "memory.usage_in_bytes") <= memthr) {
 			freed = true;
@@ -918,7 +1273,28 @@ static int run_one(const struct workload *w, const struct contender *c, struct r
 		if (!exited && wait4(cpid, &status, WNOHANG, &ru) == cpid) {
 			exited = true;
 			exit_at = t;
-			out->exit_ms = (double)(t - t0) / 1e6;
+		}
+		/* Times count from the contender's start, told by its parent
+		 * (it may be told after the subtree emptied: times are kept
+		 * as moments until the end). */
+		if (inner_pid < 0 && pidfd[0] >= 0) {
+			struct started st;
+
+			if (read(pidfd[0], &st, sizeof(st)) == sizeof(st)) {
+				inner_pid = st.pid;
+				if (st.t0 > t0)
+					t0 = st.t0;
+			}
+		}
+		if (!out->emptied && inner_pid > 0 && t - t0 > STALL_NS)
+			out->stalled = true;
+		/* Where it waits, at 2, 5, 10 and 30 s (rows users meet). */
+		if (!out->emptied && !exited && captures < 4 && inner_pid > 0 &&
+		    t - t0 > capture_at[captures] * 1000000000ULL) {
+			if (w->plain)
+				capture_async(w, c, inner_pid > 0 ? inner_pid : cpid,
+					      (double)(t - t0) / 1e9);
+			captures++;
 		}
 		if (out->emptied && exited && (!memthr || freed))
 			break;
@@ -932,14 +1308,21 @@ static int run_one(const struct workload *w, const struct contender *c, struct r
 		/* Where a contender that never returned is stuck, for the log. */
 		char stack[4096], where[64];
 
-		snprintf(where, sizeof(where), "/proc/%d/stack", cpid);
+		snprintf(where, sizeof(where), "/proc/%d/stack", inner_pid > 0 ? inner_pid : cpid);
 		if (read_small(where, stack, sizeof(stack)) > 0)
 			fprintf(stderr, "bench: %s did not return; kernel stack:\n%s", c->name, stack);
+		if (inner_pid > 0 && inner_pid != cpid)
+			kill(inner_pid, SIGKILL);
 		kill(cpid, SIGKILL);
 		wait4(cpid, &status, 0, &ru);
+		daemon_pid = -1;
 	} else {
 		out->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 	}
+	if (out->emptied)
+		out->empty_ms = (double)(empty_at - t0) / 1e6;
+	if (exited)
+		out->exit_ms = (double)(exit_at - t0) / 1e6;
 	out->cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
 		      (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 	out->maxrss_kb = ru.ru_maxrss;
@@ -958,9 +1341,20 @@ static int run_one(const struct workload *w, const struct contender *c, struct r
 	}
 	if (!out->emptied)
 		out->left = count_tree(p.dir[H_V2]);
-	if (w->type == W_BOMB)
+	if (is_bomb(w))
 		scan_escapes(out);
 out:
+	if (daemon_pid > 0 && !exited) {
+		/* told nothing (the workload did not come up) or stuck */
+		kill(daemon_pid, SIGKILL);
+		waitpid(daemon_pid, NULL, 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		if (gofd[i] >= 0)
+			close(gofd[i]);
+		if (pidfd[i] >= 0)
+			close(pidfd[i]);
+	}
 	if (evfd >= 0)
 		close(evfd);
 	close(pipefd[0]);
@@ -1041,11 +1435,85 @@ static void out(const char *fmt, ...)
 	fflush(stdout);
 }
 
+/* Tails of the time to empty; a run that did not empty counts as the
+ * slowest (it is the worst a user met). Nearest-rank percentiles. */
+struct tail {
+	unsigned n, emptied, over2, contained;
+	double med, p90, p99, worst;	/* < 0: a run that did not empty */
+};
+
+static double rank(const double *v, unsigned n, double q)
+{
+	unsigned k = (unsigned)(q * n + 0.999999);
+
+	return v[(k ? k : 1) - 1];
+}
+
+static void tail_of(const struct cell *c, struct tail *t)
+{
+	double v[MAX_RUNS];
+
+	*t = (struct tail){ .n = c->n };
+	for (unsigned i = 0; i < c->n; i++) {
+		v[i] = c->v[i].emptied ? c->v[i].empty_ms : INFINITY;
+		t->emptied += c->v[i].emptied;
+		t->over2 += c->v[i].stalled || !c->v[i].emptied;
+	}
+	t->contained = count_contained(c);
+	if (!c->n)
+		return;
+	qsort(v, c->n, sizeof(v[0]), cmp_double);
+	t->med = c->n % 2 ? v[c->n / 2] : (v[c->n / 2 - 1] + v[c->n / 2]) / 2;
+	t->p90 = rank(v, c->n, 0.90);
+	t->p99 = rank(v, c->n, 0.99);
+	t->worst = v[c->n - 1];
+}
+
+static void ms_cell(char *buf, size_t size, double ms)
+{
+	if (isinf(ms))
+		snprintf(buf, size, "> %u s", deadline_s);
+	else
+		snprintf(buf, size, "%.1f", ms);
+}
+
+/* The rows users meet: tails, and each against the floor's of the same runs. */
+static void print_plain_table(const struct workload *w, struct cell *cs)
+{
+	struct tail fl;
+
+	tail_of(&cs[0], &fl);
+	out("\n### %s\n\n", w->title);
+	out("| contender | runs | median ms | p90 | p99 | worst | over 2 s | × floor median | p99 × floor p99 | p99 × floor median | CPU ms | emptied | contained |\n");
+	out("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+	for (size_t i = 0; i < N_CONTENDERS; i++) {
+		struct tail t;
+		char m[32], a[32], b[32], c[32];
+
+		if (!cs[i].n)
+			continue;
+		tail_of(&cs[i], &t);
+		ms_cell(m, sizeof(m), t.med);
+		ms_cell(a, sizeof(a), t.p90);
+		ms_cell(b, sizeof(b), t.p99);
+		ms_cell(c, sizeof(c), t.worst);
+		out("| %s | %u | %s | %s | %s | %s | %u | %.2f | %.2f | %.2f | %.1f | %u/%u | %u/%u |\n",
+		    contenders[i].name, t.n, m, a, b, c, t.over2, fl.n ? t.med / fl.med : 0,
+		    fl.n ? t.p99 / fl.p99 : 0, fl.n ? t.p99 / fl.med : 0,
+		    median(&cs[i], offsetof(struct run, cpu_ms), false, NULL, NULL), t.emptied, t.n,
+		    t.contained, t.n);
+	}
+}
+
 static void print_table(const struct workload *w, struct cell *cells)
 {
 	double floor_med = median(&cells[0], offsetof(struct run, empty_ms), true, NULL, NULL);
 	bool bomb = forks(w), mem = w->type == W_MEM;
 
+	if (w->plain) {
+		print_plain_table(w, cells);
+		return;
+	}
 	out("\n### %s\n\n", w->title);
 	out("| contender | median ms to empty | min–max | × floor | ms to return | CPU ms | peak RSS MiB | emptied |%s%s\n",
 	    bomb ? " contained | left (max) |" : "", mem ? " ms to memory freed |" : "");
@@ -1106,6 +1574,22 @@ static void add(const char *name, enum wtype t, unsigned a, unsigned b, unsigned
 	n_workloads++;
 }
 
+static unsigned bomb_reps;	/* --bomb-reps: runs of the rows users meet */
+
+/* A fork bomb that shares libc with the rest of the system, as users meet
+ * it: no cpu cgroup of its own, the contender an ordinary exec. */
+static void add_plain(const char *name, enum wtype t, unsigned limit, unsigned reps)
+{
+	unsigned n = n_workloads;
+
+	add(name, t, limit, 0, reps, "users meet: %s, pids.max %u,%03u, no cpu cgroup, "
+	    "contender forked from a SCHED_OTHER nice-0 parent",
+	    t == W_SHBOMB ? "bash's `:(){ :|:& };:`" : "a dynamically linked `for (;;) fork();`",
+	    limit / 1000, limit % 1000);
+	if (n_workloads > n)
+		workloads[n].plain = true;
+}
+
 static void make_plan(bool full, unsigned reps)
 {
 	if (full) {
@@ -1113,13 +1597,21 @@ static void make_plan(bool full, unsigned reps)
 		/* Runs of a few ms: more of them, so the medians hold still. */
 		unsigned fast = reps ?: 11;
 
+		unsigned br = bomb_reps ?: 200;
+
+		/* The headline: bombs that share libc, as users meet them. */
+		add_plain("dbomb-3000", W_DBOMB, 3000, br);
+		add_plain("shbomb-3000", W_SHBOMB, 3000, br);
+		add_plain("dbomb-10000", W_DBOMB, 10000, br);
+		add_plain("shbomb-10000", W_SHBOMB, 10000, br);
 		add("flat-100", W_FLAT, 100, 0, fast, "flat: 100 sleeping processes in one cgroup");
 		add("flat-1000", W_FLAT, 1000, 0, r, "flat: 1,000 sleeping processes in one cgroup");
 		add("flat-10000", W_FLAT, 10000, 0, r, "flat: 10,000 sleeping processes in one cgroup");
 		add("threads", W_THREADS, 200, 50, r, "threads: 200 processes × 50 threads");
 		add("wide", W_WIDE, 1000, 5, r, "wide tree: 1,000 cgroups × 5 processes");
 		add("deep", W_DEEP, 100, 0, fast, "deep chain: 100 nested cgroups, a process in each");
-		add("bomb", W_BOMB, 5000, 0, r, "fork bomb at its pids.max of 5,000 (v1 pids)");
+		add("bomb", W_BOMB, 5000, 0, r, "favourable: a static fork bomb in a cpu cgroup of "
+		    "its own at its pids.max of 5,000 (v1 pids), contender SCHED_FIFO");
 		add("stress", W_STRESS, 5000, 0, fast,
 		    "stress-ng --fork 4 --fork-max 1000 under pids.max 5,000");
 		add("memory", W_MEM, 50, 100, r, "memory: 50 processes × 100 MiB touched");
@@ -1128,11 +1620,14 @@ static void make_plan(bool full, unsigned reps)
 		 * smaller sizes, the commands only, 5 runs each. */
 		unsigned r = reps ?: 5;
 
+		add_plain("dbomb-3000", W_DBOMB, 3000, bomb_reps ?: r);
+		add_plain("shbomb-3000", W_SHBOMB, 3000, bomb_reps ?: r);
 		add("flat-100", W_FLAT, 100, 0, r, "flat: 100 sleeping processes in one cgroup");
 		add("flat-1000", W_FLAT, 1000, 0, r, "flat: 1,000 sleeping processes in one cgroup");
 		add("wide", W_WIDE, 50, 5, r, "wide tree: 50 cgroups × 5 processes");
 		add("deep", W_DEEP, 50, 0, r, "deep chain: 50 nested cgroups, a process in each");
-		add("bomb", W_BOMB, 1000, 0, r, "fork bomb at its pids.max of 1,000 (v1 pids)");
+		add("bomb", W_BOMB, 1000, 0, r, "favourable: a static fork bomb in a cpu cgroup of "
+		    "its own at its pids.max of 1,000 (v1 pids), contender SCHED_FIFO");
 		add("memory", W_MEM, 5, 50, r, "memory: 5 processes × 50 MiB touched");
 	}
 }
@@ -1165,7 +1660,10 @@ static void bench_workload(unsigned wi)
 
 	for (size_t i = 0; i < N_CONTENDERS; i++)
 		if (applies(&contenders[i], w) && in_list(contender_filter, contenders[i].name) &&
-		    !(quick_mode && !contender_filter[0] && contenders[i].kind == C_LIB))
+		    !(quick_mode && !contender_filter[0] && contenders[i].kind == C_LIB) &&
+		    /* unasked, one running library: freeze, in full runs */
+		    !(!contender_filter[0] && contenders[i].kind == C_LIBRUN &&
+		      (quick_mode || contenders[i].be != CGK_BACKEND_FREEZE)))
 			list[n++] = &contenders[i];
 	for (unsigned rep = 0; rep < w->reps && !stop; rep++)
 		for (unsigned k = 0; k < n && !stop; k++) {
@@ -1176,10 +1674,10 @@ static void bench_workload(unsigned wi)
 			if (run_one(w, c, &r, false) < 0 || cell->n >= MAX_RUNS)
 				continue;
 			cell->v[cell->n++] = r;
-			fprintf(stderr, "%-10s %-20s rep %u: empty %s%.2f ms, return %.2f ms, cpu %.2f ms, rss %ld KiB%s\n",
+			fprintf(stderr, "%-10s %-20s rep %u: empty %s%.2f ms, return %.2f ms, cpu %.2f ms, rss %ld KiB%s%s\n",
 				w->name, c->name, rep + 1, r.emptied ? "" : "NOT ", r.empty_ms, r.exit_ms,
 				r.cpu_ms, r.maxrss_kb, r.status == -1 ? " (killed: did not return)" :
-				r.status ? " (exit status != 0)" : "");
+				r.status ? " (exit status != 0)" : "", r.stalled ? " STALL" : "");
 		}
 }
 
@@ -1281,7 +1779,7 @@ static void speed_target(const char *name, double limit)
 		const struct cell *c = &cells[wi][ci];
 		double r = ratio_to_floor(wi, ci);
 
-		if (!c->n || !cells[wi][0].n)
+		if (!c->n || !cells[wi][0].n || workloads[wi].plain)
 			continue;
 		rows++;
 		for (unsigned i = 0; i < c->n; i++)
@@ -1409,9 +1907,64 @@ static void peer_row(const char *name)
 		   rows == 1 ? "" : "s", bomb_runs ? bombs : "");
 }
 
+/* Issue 15's targets for the rows users meet, per backend over every such
+ * row: median and 99th percentile against the floor's of the same runs,
+ * and no run over 2 s. */
+static void plain_target(const char *name, double med_limit, double p99_limit)
+{
+	size_t ci = contender_index(name);
+	double worst_med = 0, worst_p99 = 0;
+	const char *med_row = "", *p99_row = "";
+	unsigned rows = 0, runs = 0, over = 0;
+	char target[160];
+
+	for (unsigned wi = 0; wi < n_workloads; wi++) {
+		struct tail t, fl;
+
+		if (!workloads[wi].plain || !cells[wi][ci].n || !cells[wi][0].n)
+			continue;
+		tail_of(&cells[wi][ci], &t);
+		tail_of(&cells[wi][0], &fl);
+		rows++;
+		runs += t.n;
+		over += t.over2;
+		if (t.med / fl.med > worst_med) {
+			worst_med = t.med / fl.med;
+			med_row = workloads[wi].name;
+		}
+		if (t.p99 / fl.p99 > worst_p99) {
+			worst_p99 = t.p99 / fl.p99;
+			p99_row = workloads[wi].name;
+		}
+	}
+	if (!rows)
+		return;
+	snprintf(target, sizeof(target), "`%s` beside libc-sharing bombs: median ≤ %.1f×, p99 ≤ %.0f×, "
+		 "none over 2 s", name, med_limit, p99_limit);
+	target_row(target, worst_med <= med_limit && worst_p99 <= p99_limit && !over,
+		   "median %.2f× (%s), p99 %.2f× (%s), %u of %u runs over 2 s, %u row%s", worst_med,
+		   med_row, worst_p99, p99_row, over, runs, rows, rows == 1 ? "" : "s");
+}
+
+/* The floor's own tail in those runs, for the reader: no target. */
+static void floor_tail_row(void)
+{
+	for (unsigned wi = 0; wi < n_workloads; wi++) {
+		struct tail fl;
+		char row[80];
+
+		if (!workloads[wi].plain || !cells[wi][0].n)
+			continue;
+		tail_of(&cells[wi][0], &fl);
+		snprintf(row, sizeof(row), "the floor's own tail, %s", workloads[wi].name);
+		target_row(row, -1, "median %.1f ms, p90 %.1f, p99 %.1f, worst %.1f; %u of %u over 2 s",
+			   fl.med, fl.p90, fl.p99, fl.worst, fl.over2, fl.n);
+	}
+}
+
 static void check_targets(void)
 {
-	out("\n### Against the targets (issue 6), this run's medians\n\n");
+	out("\n### Against the targets (issue 6: medians of the other rows; issue 15: the rows users meet)\n\n");
 	out("| target | this run | met? |\n|---|---|---|\n");
 	speed_target("cgkill -b kernel", 1.05);
 	speed_target("cgkill -b freeze", 1.5);
@@ -1420,6 +1973,11 @@ static void check_targets(void)
 	speed_target("lib freeze", 1.5);
 	speed_target("lib v1-freeze", 2.0);
 	speed_target("lib loop", 2.0);
+	plain_target("cgkill -b kernel", 1.1, 3);
+	plain_target("cgkill -b freeze", 1.5, 3);
+	plain_target("cgkill -b v1-freeze", 1.5, 3);
+	plain_target("cgkill -b loop", 1.5, 3);
+	floor_tail_row();
 	containment_target();
 	resource_targets();
 	peer_row("shell loop");
@@ -1558,6 +2116,12 @@ static int inner(void)
 	md = fopen(mdpath, "we");
 	if (!md)
 		die("%s: %m", mdpath);
+	{
+		char sp[PATH_MAX];
+
+		snprintf(sp, sizeof(sp), "%s/%s-%s-stalls.txt", cfg.resdir, stamp, cfg.full ? "full" : "quick");
+		stall_log = fopen(sp, "we");
+	}
 	out("## cgkill benchmark (%s mode)\n\n", cfg.full ? "full" : "quick");
 	machine();
 	out("- runs: median of %u per contender and workload, contenders interleaved\n",
@@ -1569,6 +2133,10 @@ static int inner(void)
 	    "the harness runs SCHED_FIFO 1, and so do the contenders of the bomb and stress-ng rows;\n"
 	    "  workloads and the other rows' contenders run SCHED_OTHER" :
 	    "everything SCHED_OTHER (no real-time budget for the harness)");
+	out("- rows users meet (\"users meet\"): the bomb has no cpu cgroup of its own and runs\n"
+	    "  SCHED_OTHER nice 0 beside the machine's processes; each contender, the floor too,\n"
+	    "  is forked by an ordinary process (SCHED_OTHER, nice 0, the machine's cpu cgroup)\n"
+	    "  and exec'd; a run not empty after 2 s is a stall, logged with stacks in *-stalls.txt\n");
 
 	for (unsigned wi = 0; wi < n_workloads && !stop; wi++) {
 		if (workloads[wi].type == W_STRESS && !have_stress_ng()) {
@@ -1635,23 +2203,29 @@ static void sandbox_cleanup(void)
 
 static int find_bomb(void)
 {
-	ssize_t n = readlink("/proc/self/exe", bomb_exe, sizeof(bomb_exe) - sizeof("/cgkb-bomb"));
+	ssize_t n = readlink("/proc/self/exe", bomb_exe, sizeof(bomb_exe) - sizeof("/cgkb-dbomb"));
 	char *slash;
 
 	if (n <= 0)
 		return -1;
 	bomb_exe[n] = '\0';
 	slash = strrchr(bomb_exe, '/');
+	strcpy(slash ? slash : bomb_exe, "/cgkb-dbomb");
+	snprintf(dbomb_exe, sizeof(dbomb_exe), "%s", bomb_exe);
 	strcpy(slash ? slash : bomb_exe, "/cgkb-bomb");
+	if (access(dbomb_exe, X_OK) < 0)
+		return -1;
 	return access(bomb_exe, X_OK);
 }
 
 static void usage(void)
 {
 	fputs("usage: bench [--full] [--reps N] [--trials N] [--only W,...] [--contenders C,...]\n"
-	      "             [--no-bomb-cpu] [--cgkill PATH] [--cgkill2 PATH] [--floor PATH] [--shell-loop PATH] [--results DIR]\n"
+	      "             [--no-bomb-cpu] [--cgkill PATH] [--cgkill2 PATH] [--cgkill3 PATH] [--floor PATH] [--shell-loop PATH] [--results DIR]\n"
+	      "             [--bomb-reps N] [--deadline SECONDS] [--cgkill3 PATH] [--unboosted[=2,3]]\n"
 	      "       bench --hold WORKLOAD [--hier v2|freezer|pids]\n"
-	      "workloads: flat-100 flat-1000 flat-3000 flat-10000 threads wide deep bomb stress memory\n",
+	      "workloads: dbomb-3000 shbomb-3000 dbomb-10000 shbomb-10000 (the rows users meet),\n"
+	      "           flat-100 flat-1000 flat-10000 threads wide deep bomb stress memory\n",
 	      stderr);
 	exit(2);
 }
@@ -1672,6 +2246,10 @@ int main(int argc, char **argv)
 		{ "hier", required_argument, NULL, 'h' },
 		{ "no-bomb-cpu", no_argument, NULL, 'C' },
 		{ "cgkill2", required_argument, NULL, '2' },
+		{ "bomb-reps", required_argument, NULL, 'B' },
+		{ "cgkill3", required_argument, NULL, '3' },
+		{ "unboosted", optional_argument, NULL, 'U' },
+		{ "deadline", required_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sigaction sa = { .sa_handler = forward };
@@ -1693,6 +2271,10 @@ int main(int argc, char **argv)
 		case 'H': cfg.hold = optarg; break;
 		case 'C': bomb_cpu = false; break;
 		case '2': cgkill2_path = optarg; break;
+		case '3': cgkill3_path = optarg; break;
+		case 'U': unboosted = !optarg ? 2 : (strchr(optarg, '2') ? 2 : 0) | (strchr(optarg, '3') ? 4 : 0); break;
+		case 'B': bomb_reps = (unsigned)atoi(optarg); break;
+		case 'D': deadline_s = (unsigned)atoi(optarg) ?: 60; break;
 		case 'h':
 			for (int h = 0; h < H_PIDS + 1; h++)
 				if (strcmp(optarg, hname[h]) == 0)
@@ -1706,11 +2288,16 @@ int main(int argc, char **argv)
 	if (geteuid() != 0)
 		die("must run as root (it creates cgroups and kills inside them)");
 	if (find_bomb() < 0)
-		die("%s: no fork bomb program (make -C bench builds it): %m", bomb_exe);
+		die("%s or %s: no fork bomb program (make -C bench builds them): %m", bomb_exe, dbomb_exe);
 	if (cfg.reps > MAX_RUNS)
 		cfg.reps = MAX_RUNS;
 	if (trials > MAX_RUNS)
 		trials = MAX_RUNS;
+	if (bomb_reps > MAX_RUNS)
+		bomb_reps = MAX_RUNS;
+	snprintf(floor_static_path, sizeof(floor_static_path), "%s-static", floor_path);
+	if (access(floor_static_path, X_OK) < 0)
+		die("%s: no static floor (make -C bench builds it): %m", floor_static_path);
 	quick_mode = !cfg.full;
 	check_list(contender_filter, "contender", is_contender);
 	make_plan(cfg.full || cfg.hold, cfg.reps);
@@ -1728,6 +2315,12 @@ int main(int argc, char **argv)
 	find_mounts();
 	if (!mnt[H_V2][0] || access(mnt[H_V2], W_OK) < 0)
 		die("no writable cgroup v2 mount");
+	if (mnt[H_CPU][0]) {
+		char own[PATH_MAX];
+
+		own_cgroup(hctl[H_CPU], own, sizeof(own));
+		snprintf(cpu_home, sizeof(cpu_home), "%s%s", mnt[H_CPU], strcmp(own, "/") ? own : "");
+	}
 	for (int h = 0; h < H_N; h++) {
 		char own[PATH_MAX] = "";
 

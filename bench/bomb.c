@@ -2,11 +2,14 @@
 /*
  * The benchmark's fork bomb: every process forks as fast as it can.
  *
- * Linked statically, so its thousands of page faults (every child faults
- * its text in again) land on pages of its own: when the bomb was a fork of
- * the harness, it shared text pages with libc and the harness, and a
- * contender exec'd next to it could wait tens of seconds on the lock of
- * one of them (folio_wait_bit_common in filemap_fault), the floor too.
+ * Built twice. cgkb-bomb is linked statically, so its thousands of page
+ * faults (every child faults its text in again) land on pages of its own:
+ * the favourable rows. cgkb-dbomb is the same program linked dynamically,
+ * as users meet bombs: every fork (even one that pids.max refuses: the
+ * limit is checked after the address space is copied) and every exit
+ * takes the lock of libc's mapping, and its children fault libc's pages
+ * in again, so a program started beside it waits in its dynamic loader
+ * (see RESULTS.md, "Stalls beside a bomb").
  */
 #include <sys/prctl.h>
 #include <unistd.h>

@@ -1,30 +1,34 @@
 #!/usr/bin/env bash
 # CI: the benchmark harness still builds and runs. One small round, one run
 # per contender (commands and library, the shell loop, pkill) on a flat
-# cgroup, the 50-level chain and a fork bomb of 1,000; every run must empty
+# cgroup, the 50-level chain and a fork bomb of 1,000, and one per command
+# and the floor beside a dynamically linked bomb at 3,000 (a row users
+# meet: no cpu cgroup, an ordinary parent); every run must empty
 # its subtree and the targets section must be written. Speed is not judged
 # here: one run on a busy CI machine says nothing about medians.
 set -euo pipefail
 cd "$(dirname "$0")"
 B=${B:-../build}
 
-make -s B="$B" "$B/bench/bench" "$B/bench/floor" "$B/bench/cgkb-bomb"
+make -s B="$B" "$B/bench/bench" "$B/bench/floor" "$B/bench/floor-static" "$B/bench/cgkb-bomb" \
+	"$B/bench/cgkb-dbomb"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
 contenders="floor,cgkill -b kernel,cgkill -b freeze,cgkill -b v1-freeze,cgkill -b loop"
 contenders+=",lib kernel,lib freeze,lib v1-freeze,lib loop,shell loop,pkill --cgroup"
-"$B/bench/bench" --only flat-100,deep,bomb --reps 1 --contenders "$contenders" \
+"$B/bench/bench" --only dbomb-3000,flat-100,deep,bomb --reps 1 --deadline 30 --contenders "$contenders" \
 	--cgkill "$B/cgkill" --floor "$B/bench/floor" --shell-loop ./killloop.sh \
 	--results "$out" >"$out/stdout"
 
 md=$(ls "$out"/*-quick.md)
 fail=0
 rows=$(grep -c '^| [a-z].* | [01]/1 ' "$md" || true)
-# 3 tables: 11 contenders on flat-100, 10 on deep (no pkill), 10 on the bomb
-# (pkill stalls on a bomb's /proc files: full runs only).
-if [ "$rows" -ne 31 ]; then
-	echo "bench smoke: expected 31 result rows, found $rows"
+# 4 tables: 11 contenders on flat-100, 10 on deep (no pkill), 10 on the bomb
+# (pkill stalls on a bomb's /proc files: full runs only), 5 on the dynamic
+# bomb (the floor and the commands).
+if [ "$rows" -ne 36 ]; then
+	echo "bench smoke: expected 36 result rows, found $rows"
 	fail=1
 fi
 if grep -E '^\| [a-z].* \| (0/1|1/1 ⚠) ' "$md"; then
