@@ -1,9 +1,16 @@
 # cgkill: GNU make. make, make check, make demo, make bench, make fuzz,
 # make install / make uninstall (PREFIX, DESTDIR, BINDIR, LIBDIR, INCLUDEDIR,
-# MANDIR, PKGCONFIGDIR, BASHCOMPDIR), make check-deb.
+# MANDIR, PKGCONFIGDIR, BASHCOMPDIR, ZSHCOMPDIR, FISHCOMPDIR, DOCDIR,
+# PKGDATADIR), make check-deb. WERROR=1: warnings are errors (see WARN).
 B ?= build
 VERSION := $(shell sed -n 's/^\#define CGK_VERSION "\(.*\)"/\1/p' include/cgkill.h)
+# The shared library: soname libcgkill.so.$(SOVERSION), which changes only
+# when the ABI breaks; the real file is libcgkill.so.$(SOVERSION).MINOR.PATCH,
+# MINOR and PATCH being the last two numbers of CGK_VERSION (version X.Y.Z:
+# libcgkill.so.1.Y.Z), so that within one soname a newer release has the
+# higher name.
 SOVERSION := 1
+LIBFILE := libcgkill.so.$(SOVERSION).$(word 2,$(subst ., ,$(VERSION))).$(word 3,$(subst ., ,$(VERSION)))
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -12,13 +19,22 @@ INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/vendor-completions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+DOCDIR ?= $(PREFIX)/share/doc/cgkill
+PKGDATADIR ?= $(PREFIX)/share/cgkill
 
 CC ?= cc
 CFLAGS ?= -O2 -g
-WARN := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral \
+# Warnings are errors in development and CI builds only: WERROR=1 adds
+# -Werror, and make check, check-asan and demo set it unless told otherwise
+# (WERROR=0); a plain make or make install, as distributions build, does not,
+# so that a new compiler's new warning does not break their builds.
+WARN := -std=gnu11 -Wall -Wextra -Wshadow -Wformat=2 -Wno-format-nonliteral \
 	-Wmissing-prototypes -Wstrict-prototypes -Wvla
+WERROR ?= $(if $(filter check check-asan demo,$(MAKECMDGOALS)),1)
 CPPFLAGS += -D_GNU_SOURCE -Iinclude -Ilib
-ALL_CFLAGS = $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden
+ALL_CFLAGS = $(WARN) $(if $(filter 1,$(WERROR)),-Werror) $(CFLAGS) -fPIC -fvisibility=hidden
 
 LIB_SRC := $(sort $(wildcard lib/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
@@ -30,7 +46,16 @@ FUZZ_SRC := $(sort $(wildcard fuzz/fuzz-*.c))
 
 all: $(B)/libcgkill.a $(B)/libcgkill.so $(B)/cgkill
 
-$(B)/%.o: %.c include/cgkill.h lib/internal.h $(wildcard tests/*.h)
+# The compiler and flags a build directory was built with: when they change
+# (WERROR, CFLAGS, CC), everything in it is rebuilt, so that an object built
+# without -Werror cannot keep its warnings from make check.
+BUILD_FLAGS = $(subst ','\'',$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS))
+$(B)/flags: FORCE
+	+@mkdir -p $(dir $@)
+	+@printf '%s\n' '$(BUILD_FLAGS)' | cmp -s - $@ || printf '%s\n' '$(BUILD_FLAGS)' >$@
+FORCE:
+
+$(B)/%.o: %.c include/cgkill.h lib/internal.h $(wildcard tests/*.h) $(B)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -41,25 +66,36 @@ $(B)/libcgkill.so: $(LIB_OBJ) lib/libcgkill.map
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libcgkill.so.$(SOVERSION) \
 		-Wl,--version-script=lib/libcgkill.map -o $@ $(LIB_OBJ)
 
+# The command is linked statically (libc included): beside a fork bomb that
+# shares libc, a dynamically linked program waits in its loader, for seconds
+# to minutes, for libc's mapping (bench/RESULTS.md, "Stalls beside a bomb").
+# CGKILL_LDFLAGS= links it dynamically (sanitizer builds do).
+CGKILL_LDFLAGS ?= -static-pie
 $(B)/cgkill: $(B)/cli/cgkill.o $(B)/libcgkill.a
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(CGKILL_LDFLAGS) -o $@ $^
 
-$(B)/tests/%: $(B)/tests/%.o $(TEST_LIB_SRC:%.c=$(B)/%.o) $(B)/libcgkill.a
+# The library the test programs link; the autopkgtest (debian/tests) links
+# the installed one instead.
+TEST_LIBCGKILL ?= $(B)/libcgkill.a
+$(B)/tests/%: $(B)/tests/%.o $(TEST_LIB_SRC:%.c=$(B)/%.o) $(TEST_LIBCGKILL)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ -lpthread
 
 # A program of its own, so a bomb's forks copy it and not a test binary.
-$(B)/tests/forkbomb: tests/helper/forkbomb.c
+$(B)/tests/forkbomb: tests/helper/forkbomb.c $(B)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $<
 
-tests: all $(TEST_BIN) $(B)/tests/forkbomb
+tests: all test-programs
+test-programs: $(TEST_BIN) $(B)/tests/forkbomb
 
 # What the tests run, installed on Debian when missing (as bench/ does);
 # command:package.
-TEST_DEPS := prove:perl python3:python3 mandoc:mandoc groff:groff-base pkg-config:pkgconf nm:binutils
+TEST_DEPS := prove:perl python3:python3 mandoc:mandoc groff:groff-base pkg-config:pkgconf nm:binutils \
+	zsh:zsh fish:fish
 test-deps:
 	@need=; for d in $(TEST_DEPS); do command -v $${d%%:*} >/dev/null || need="$$need $${d#*:}"; done; \
 	[ -f /usr/share/bash-completion/bash_completion ] || need="$$need bash-completion"; \
+	/usr/bin/python3 -c 'import jsonschema' 2>/dev/null || need="$$need python3-jsonschema"; \
 	if [ -n "$$need" ]; then echo "installing:$$need"; \
 		{ apt-get install -y -qq $$need || { apt-get update -qq && apt-get install -y -qq $$need; }; } \
 		>/dev/null 2>&1 || echo "cannot install:$$need (tests that need it fail or skip)"; fi
@@ -78,7 +114,7 @@ check-deb:
 check-asan:
 	$(MAKE) check B=build-asan \
 		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-		LDFLAGS="-fsanitize=address,undefined"
+		LDFLAGS="-fsanitize=address,undefined" CGKILL_LDFLAGS=
 
 demo: all
 	./demo.sh
@@ -95,16 +131,24 @@ $(B)/fuzz/%: fuzz/%.c $(LIB_SRC) include/cgkill.h lib/internal.h
 pcdir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 MAN3_LINKS := cgk_kill cgk_kill_fd cgk_kill_pid cgk_report_free cgk_report_json cgk_backend_name \
 	cgk_backend_from_name cgk_guard_name cgk_signal_from_name cgk_signal_name \
-	cgk_parse_duration cgk_list_hierarchies cgk_cgroup_of_pid
+	cgk_parse_duration cgk_list_hierarchies cgk_cgroup_of_pid cgk_version
+
+# Installed when the tree has them: the zsh and fish completions, the JSON
+# schema of the reports.
+ZSHCOMP := $(wildcard completion/_cgkill)
+FISHCOMP := $(wildcard completion/cgkill.fish)
+SCHEMA := $(wildcard data/cgkill-report.schema.json)
+DOCS := README.md SECURITY.md
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
 		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
-		$(DESTDIR)$(BASHCOMPDIR)
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DOCDIR) $(if $(ZSHCOMP),$(DESTDIR)$(ZSHCOMPDIR)) \
+		$(if $(FISHCOMP),$(DESTDIR)$(FISHCOMPDIR)) $(if $(SCHEMA),$(DESTDIR)$(PKGDATADIR))
 	install -m 755 $(B)/cgkill $(DESTDIR)$(BINDIR)/cgkill
 	install -m 644 $(B)/libcgkill.a $(DESTDIR)$(LIBDIR)/libcgkill.a
-	install -m 755 $(B)/libcgkill.so $(DESTDIR)$(LIBDIR)/libcgkill.so.$(VERSION)
-	ln -sf libcgkill.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libcgkill.so.$(SOVERSION)
+	install -m 755 $(B)/libcgkill.so $(DESTDIR)$(LIBDIR)/$(LIBFILE)
+	ln -sf $(LIBFILE) $(DESTDIR)$(LIBDIR)/libcgkill.so.$(SOVERSION)
 	ln -sf libcgkill.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libcgkill.so
 	install -m 644 include/cgkill.h $(DESTDIR)$(INCLUDEDIR)/cgkill.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pcdir,$(LIBDIR))|' \
@@ -118,19 +162,26 @@ install: all
 		chmod 644 $(DESTDIR)$(MANDIR)/man3/$$f.3 || exit 1; \
 	done
 	install -m 644 completion/cgkill $(DESTDIR)$(BASHCOMPDIR)/cgkill
+	$(if $(ZSHCOMP),install -m 644 $(ZSHCOMP) $(DESTDIR)$(ZSHCOMPDIR)/_cgkill)
+	$(if $(FISHCOMP),install -m 644 $(FISHCOMP) $(DESTDIR)$(FISHCOMPDIR)/cgkill.fish)
+	$(if $(SCHEMA),install -m 644 $(SCHEMA) $(DESTDIR)$(PKGDATADIR)/cgkill-report.schema.json)
+	install -m 644 $(DOCS) $(DESTDIR)$(DOCDIR)/
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/cgkill $(DESTDIR)$(LIBDIR)/libcgkill.a \
-		$(DESTDIR)$(LIBDIR)/libcgkill.so.$(VERSION) \
+		$(DESTDIR)$(LIBDIR)/$(LIBFILE) \
 		$(DESTDIR)$(LIBDIR)/libcgkill.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libcgkill.so \
 		$(DESTDIR)$(INCLUDEDIR)/cgkill.h $(DESTDIR)$(PKGCONFIGDIR)/libcgkill.pc \
 		$(DESTDIR)$(MANDIR)/man1/cgkill.1 $(DESTDIR)$(MANDIR)/man3/libcgkill.3 \
-		$(MAN3_LINKS:%=$(DESTDIR)$(MANDIR)/man3/%.3) $(DESTDIR)$(BASHCOMPDIR)/cgkill
+		$(MAN3_LINKS:%=$(DESTDIR)$(MANDIR)/man3/%.3) $(DESTDIR)$(BASHCOMPDIR)/cgkill \
+		$(DESTDIR)$(ZSHCOMPDIR)/_cgkill $(DESTDIR)$(FISHCOMPDIR)/cgkill.fish \
+		$(DESTDIR)$(PKGDATADIR)/cgkill-report.schema.json $(DOCS:%=$(DESTDIR)$(DOCDIR)/%)
+	rmdir $(DESTDIR)$(DOCDIR) $(DESTDIR)$(PKGDATADIR) 2>/dev/null || true
 
 clean:
 	rm -rf build build-asan
 
-.PHONY: all tests test-deps check check-asan check-deb demo bench fuzz install uninstall clean
+.PHONY: all FORCE tests test-programs test-deps check check-asan check-deb demo bench fuzz install uninstall clean
 .DELETE_ON_ERROR:
 # Keep the test objects: they are not worth rebuilding on every run.
 .SECONDARY:

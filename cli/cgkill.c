@@ -3,13 +3,18 @@
  * messages and exit codes; the work is done by libcgkill. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgkill.h"
@@ -22,9 +27,56 @@ enum {
 	EXIT_REFUSED = 4,
 };
 
+/*
+ * The columns of the listings (--print, the survivors, --list-hierarchies),
+ * picked with -o, as lsblk(8) and findmnt(8) have them. Printed by a small
+ * formatter of our own rather than libsmartcols: the command depends on
+ * nothing beyond libc, and these tables need only headings, alignment and
+ * the escapes of --raw.
+ */
+struct column {
+	const char *name;
+	const char *help;
+	bool right;	/* numbers: aligned right */
+	bool extra;	/* not in the default set */
+};
+
+enum { COL_PID, COL_STATE, COL_CGROUP, COL_COMM, COL_TARGET };
+static const struct column proc_columns[] = {
+	[COL_PID] = { .name = "PID", .right = true,
+		      .help = "process ID; 0 outside our pid namespace" },
+	[COL_STATE] = { .name = "STATE", .help = "state as in /proc/<pid>/stat: R, S, D, T, ..." },
+	[COL_CGROUP] = { .name = "CGROUP", .help = "cgroup below the target; . for the target" },
+	[COL_COMM] = { .name = "COMM", .help = "command name" },
+	[COL_TARGET] = { .name = "TARGET", .help = "the target cgroup, as resolved", .extra = true },
+	{ 0 },
+};
+
+enum { COL_MOUNT, COL_TYPE, COL_CONTROLLERS, COL_BACKENDS };
+static const struct column hier_columns[] = {
+	[COL_MOUNT] = { .name = "MOUNT", .help = "mount point" },
+	[COL_TYPE] = { .name = "TYPE", .help = "v2 or v1" },
+	[COL_CONTROLLERS] = { .name = "CONTROLLERS",
+			      .help = "controllers of a v1 hierarchy; - for none" },
+	[COL_BACKENDS] = { .name = "BACKENDS", .help = "the backends that can serve it" },
+	{ 0 },
+};
+
+#define MAX_COLUMNS 32
+
+/* The columns to print, in order: indexes into set. */
+struct columns {
+	const struct column *set;
+	unsigned id[MAX_COLUMNS];
+	size_t n;
+};
+
 struct cli {
 	struct cgk_options opts;
 	bool wait_set, verbose, quiet, json, print;
+	const char *output;	/* -o, as given */
+	bool noheadings, raw;
+	struct columns cols;
 };
 
 static void usage(FILE *out)
@@ -32,6 +84,7 @@ static void usage(FILE *out)
 	fputs("Usage:\n"
 	      " cgkill [options] <cgroup>...\n"
 	      " cgkill [options] --pid <pid>...\n"
+	      " cgkill [options] --unit <unit>...\n"
 	      " cgkill -l [<signal>] | -L\n"
 	      "\n"
 	      "Kill every process in a cgroup and in all of its descendant cgroups.\n"
@@ -46,9 +99,15 @@ static void usage(FILE *out)
 	      "     --timeout <duration> <signal>\n"
 	      "                              after <duration>, send <signal> to what is left\n"
 	      "     --pid <pid>              target the cgroup v2 that holds <pid>\n"
+	      "     --unit <unit>            target the cgroup of a systemd unit\n"
+	      "     --user-unit <unit>       the same, of the user's service manager\n"
 	      " -p, --print                  list what would be signalled, change nothing\n"
 	      " -n, --dry-run                same as --print\n"
-	      " -j, --json                   write a JSON report to standard output\n"
+	      " -j, --json                   write JSON to standard output (see cgkill(1))\n"
+	      " -J                           same as --json\n"
+	      " -o, --output <list>          the columns of the listings (see below)\n"
+	      "     --noheadings             listings without a heading line\n"
+	      " -r, --raw                    listings unaligned, values escaped\n"
 	      " -f, --force                  override the self, PID 1 and protected guards\n"
 	      " -i, --interactive            ask before signalling\n"
 	      "     --protected <file>       protected-cgroup list (default /etc/cgkill/protected)\n"
@@ -59,13 +118,43 @@ static void usage(FILE *out)
 	      " -q, --quiet                  print errors only\n"
 	      "\n"
 	      " -h, --help                   display this help\n"
-	      " -V, --version                display version\n"
-	      "\n"
+	      " -V, --version                display version\n",
+	      out);
+	fputs("\nAvailable output columns (--print, survivors):\n", out);
+	for (const struct column *c = proc_columns; c->name; c++)
+		fprintf(out, " %11s  %s\n", c->name, c->help);
+	fputs("\nAvailable output columns (--list-hierarchies):\n", out);
+	for (const struct column *c = hier_columns; c->name; c++)
+		fprintf(out, " %11s  %s\n", c->name, c->help);
+	fputs("\n"
 	      "Exit status: 0 done and empty, 1 error, 2 usage, 3 timed out (survivors\n"
 	      "listed), 4 refused by a guard rail.\n"
 	      "\n"
 	      "For more details see cgkill(1).\n",
 	      out);
+}
+
+/* Length of the valid UTF-8 sequence (RFC 3629) at s, 0 if invalid; the
+ * terminating NUL is no continuation byte. */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t len = *s < 0x80 ? 1 : *s < 0xc2 ? 0 : *s < 0xe0 ? 2 : *s < 0xf0 ? 3 : *s < 0xf5 ? 4 : 0;
+	unsigned char lo = *s == 0xe0 ? 0xa0 : *s == 0xf0 ? 0x90 : 0x80;
+	unsigned char hi = *s == 0xed ? 0x9f : *s == 0xf4 ? 0x8f : 0xbf;
+
+	if (len > 1 && (s[1] < lo || s[1] > hi))
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+/* Is the valid sequence of len bytes at s a control character: C0, DEL,
+ * or C1 (U+0080..U+009F, U+009B CSI among them)? */
+static bool is_control(const unsigned char *s, size_t len)
+{
+	return (len == 1 && (*s < 0x20 || *s == 0x7f)) || (len == 2 && *s == 0xc2 && s[1] < 0xa0);
 }
 
 /* The one filter for text from the kernel or the user: cgroup paths and
@@ -82,20 +171,9 @@ static void put_safe(FILE *out, const char *text)
 	size_t n = 0;
 
 	while (*s) {
-		/* Length of the valid sequence (RFC 3629) at s, 0 if invalid;
-		 * the terminating NUL is no continuation byte. */
-		size_t len = *s < 0x80 ? 1 : *s < 0xc2 ? 0 : *s < 0xe0 ? 2 : *s < 0xf0 ? 3 :
-			     *s < 0xf5 ? 4 : 0;
-		unsigned char lo = *s == 0xe0 ? 0xa0 : *s == 0xf0 ? 0x90 : 0x80;
-		unsigned char hi = *s == 0xed ? 0x9f : *s == 0xf4 ? 0x8f : 0xbf;
+		size_t len = utf8_len(s);
 
-		if (len > 1 && (s[1] < lo || s[1] > hi))
-			len = 0;
-		for (size_t i = 2; i < len; i++)
-			if (s[i] < 0x80 || s[i] > 0xbf)
-				len = 0;
-		if (!len || (len == 1 && (*s < 0x20 || *s == 0x7f)) ||
-		    (len == 2 && *s == 0xc2 && s[1] < 0xa0)) {
+		if (!len || is_control(s, len)) {
 			buf[n++] = '?';
 			s += len ?: 1;
 		} else {
@@ -110,6 +188,46 @@ static void put_safe(FILE *out, const char *text)
 	}
 	if (n)
 		fwrite(buf, 1, n, out);
+}
+
+/* A value of --raw output, escaped as util-linux does: blanks, a
+ * backslash before an x, control characters and each byte of no valid
+ * UTF-8 as \xHH, so that a line splits at single spaces. */
+static void put_raw(FILE *out, const char *text)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	char buf[256];
+	size_t n = 0;
+
+	while (*s) {
+		size_t len = utf8_len(s), step = len ?: 1;
+		bool escape = !len || is_control(s, len) || *s == ' ' || (*s == '\\' && s[1] == 'x');
+
+		for (size_t i = 0; i < step; i++) {
+			if (escape)
+				n += (size_t)snprintf(buf + n, 5, "\\x%02x", s[i]);
+			else
+				buf[n++] = (char)s[i];
+		}
+		s += step;
+		/* whole sequences only: the filter sees valid UTF-8 */
+		if (!*s || n > sizeof(buf) - 17) {
+			buf[n] = '\0';
+			put_safe(out, buf);
+			n = 0;
+		}
+	}
+}
+
+/* Columns that text takes as put_safe() writes it: one a character (a
+ * wide one, CJK or emoji, takes two on a terminal and shifts its line). */
+static size_t safe_width(const char *text)
+{
+	size_t w = 0;
+
+	for (const unsigned char *s = (const unsigned char *)text; *s; w++)
+		s += utf8_len(s) ?: 1;
+	return w;
 }
 
 /* fprintf for messages that embed such text: the whole message goes through
@@ -187,35 +305,273 @@ static int parse_signal(const char *text)
 	return sig;
 }
 
-static uint64_t parse_duration(const char *text)
+/* A number that only lacks its unit: "1000", "1.5", "1min 30". */
+static bool lacks_unit(const char *text)
 {
+	char buf[128];
 	uint64_t ms;
 
-	if (cgk_parse_duration(text, &ms) < 0)
-		usage_error("invalid duration: %s (use a number with ms, s or m)", text);
+	return snprintf(buf, sizeof(buf), "%ss", text) < (int)sizeof(buf) &&
+	       cgk_parse_duration(buf, &ms) == 0;
+}
+
+/* opt is how the option was written before its argument: "--timeout ". */
+static uint64_t parse_duration(const char *opt, const char *text)
+{
+	uint64_t ms;
+	int r = cgk_parse_duration(text, &ms);
+
+	/* kill --timeout takes milliseconds, systemd seconds: ask which. */
+	if (r == -EINVAL && lacks_unit(text))
+		usage_error("%s%s: a duration needs a unit (%sms? %ss?)", opt, text, text, text);
+	if (r == -ERANGE)
+		usage_error("invalid duration: %s (too long; infinity waits for ever)", text);
+	if (r < 0)
+		usage_error("invalid duration: %s (a number and a unit, as 500ms, 10s or "
+			    "1min 30s, or infinity)", text);
 	return ms;
 }
 
-static int list_signals(const char *arg)
+/* -o: "A,B" picks the columns of set, "+A,B" adds them to its default
+ * ones; names in any case. */
+static void pick_columns(struct columns *cols, const struct column *set, const char *list)
+{
+	cols->set = set;
+	cols->n = 0;
+	if (!list || *list == '+')
+		for (unsigned i = 0; set[i].name; i++)
+			if (!set[i].extra)
+				cols->id[cols->n++] = i;
+	if (!list)
+		return;
+	for (const char *s = list + (*list == '+');; s++) {
+		size_t len = strcspn(s, ",");
+		unsigned i = 0;
+
+		while (set[i].name &&
+		       (strlen(set[i].name) != len || strncasecmp(set[i].name, s, len)))
+			i++;
+		if (!set[i].name)
+			usage_error("unknown column: %.*s", (int)len, s);
+		if (cols->n == MAX_COLUMNS)
+			usage_error("too many columns: %s", list);
+		cols->id[cols->n++] = i;
+		s += len;
+		if (!*s)
+			break;
+	}
+}
+
+/* The text of a cell: column col of row row; buf may hold it. */
+typedef const char *cell_fn(const void *rows, size_t row, unsigned col, char *buf, size_t size);
+
+static void pad(FILE *out, size_t n)
+{
+	while (n--)
+		fputc(' ', out);
+}
+
+/* A listing: a heading unless --noheadings; the columns aligned, or with
+ * --raw one space apart and escaped; each line after indent. Nothing at
+ * all for no rows. */
+static void print_table(FILE *out, const struct cli *cli, const char *indent, cell_fn *cell,
+			const void *rows, size_t n_rows)
+{
+	const struct columns *cols = &cli->cols;
+	size_t width[MAX_COLUMNS] = { 0 };
+	char buf[4200];
+
+	if (!n_rows)
+		return;
+	for (size_t c = 0; c < cols->n && !cli->raw; c++) {
+		width[c] = cli->noheadings ? 0 : strlen(cols->set[cols->id[c]].name);
+		for (size_t r = 0; r < n_rows; r++) {
+			size_t w = safe_width(cell(rows, r, cols->id[c], buf, sizeof(buf)));
+
+			if (w > width[c])
+				width[c] = w;
+		}
+	}
+	/* Line 0 is the heading. */
+	for (size_t r = cli->noheadings ? 1 : 0; r <= n_rows; r++) {
+		fputs(indent, out);
+		for (size_t c = 0; c < cols->n; c++) {
+			const struct column *col = &cols->set[cols->id[c]];
+			const char *text = r ? cell(rows, r - 1, cols->id[c], buf, sizeof(buf)) :
+					       col->name;
+			size_t fill = cli->raw ? 0 : width[c] - safe_width(text);
+
+			if (c)
+				fputc(' ', out);
+			if (col->right)
+				pad(out, fill);
+			if (cli->raw)
+				put_raw(out, text);
+			else
+				put_safe(out, text);
+			if (!col->right && c + 1 < cols->n)
+				pad(out, fill);
+		}
+		fputc('\n', out);
+	}
+}
+
+/* A process of a report's list, a row of a process listing. */
+struct proc_row {
+	const struct cgk_report *rep;
+	const struct cgk_process *p;
+};
+
+static const char *proc_cell(const void *rows, size_t row, unsigned col, char *buf, size_t size)
+{
+	const struct proc_row *r = (const struct proc_row *)rows + row;
+
+	switch (col) {
+	case COL_PID:
+		snprintf(buf, size, "%d", (int)r->p->pid);
+		return buf;
+	case COL_STATE:
+		snprintf(buf, size, "%c", r->p->state ?: '?');
+		return buf;
+	case COL_CGROUP:
+		return *r->p->cgroup ? r->p->cgroup : ".";
+	case COL_COMM:
+		return r->p->comm;
+	case COL_TARGET:
+		return r->rep->path;
+	}
+	return "";
+}
+
+/* The survivors, or what a dry run listed, of n reports in one table. */
+static void print_processes(FILE *out, const struct cli *cli, const struct cgk_report *reps,
+			    size_t n, bool survivors, const char *indent)
+{
+	struct proc_row *rows;
+	size_t n_rows = 0;
+
+	for (size_t i = 0; i < n; i++)
+		n_rows += survivors ? reps[i].survivors.n : reps[i].listed.n;
+	rows = calloc(n_rows ?: 1, sizeof(*rows));
+	if (!rows) {
+		fputs("cgkill: out of memory\n", stderr);
+		return;
+	}
+	n_rows = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct cgk_process_list *l = survivors ? &reps[i].survivors : &reps[i].listed;
+
+		for (size_t k = 0; k < l->n; k++)
+			rows[n_rows++] = (struct proc_row){ &reps[i], &l->v[k] };
+	}
+	print_table(out, cli, indent, proc_cell, rows, n_rows);
+	free(rows);
+}
+
+/*
+ * The other documents of -j: the signals and the hierarchies, under the
+ * same "schema" and "version" as the report (data/cgkill-report.schema.json).
+ * Strings are escaped as the library's report escapes them: '"', '\\' and
+ * control characters (C1 too: JSON is read on terminals), U+FFFD for each
+ * byte of no valid UTF-8.
+ */
+static void put_json(FILE *out, const char *text, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)text, *end = s + n;
+
+	fputc('"', out);
+	while (s < end) {
+		size_t len = utf8_len(s);
+
+		if (!len) {
+			fputs("\\ufffd", out);
+			s++;
+		} else if (is_control(s, len)) {
+			fprintf(out, "\\u%04x", len == 1 ? *s : s[1]);
+			s += len;
+		} else {
+			if (*s == '"' || *s == '\\')
+				fputc('\\', out);
+			fwrite(s, 1, len, out);
+			s += len;
+		}
+	}
+	fputc('"', out);
+}
+
+/* {"schema": 1, "version": "...", "<key>": [ ... */
+static void json_begin(const char *key)
+{
+	printf("{\n  \"schema\": %d,\n  \"version\": \"%s\",\n  \"%s\": [", CGK_JSON_SCHEMA,
+	       CGK_VERSION, key);
+}
+
+/* Before the i-th element of the array: one a line. */
+static void json_next(size_t i)
+{
+	fputs(i ? ",\n    " : "\n    ", stdout);
+}
+
+static int json_end(size_t n)
+{
+	fputs(n ? "\n  ]\n}\n" : "]\n}\n", stdout);
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		fputs("cgkill: cannot write the JSON document\n", stderr);
+		return EXIT_ERROR;
+	}
+	return EXIT_DONE;
+}
+
+/* The signals from first to last that have a name. */
+static int signals_json(int first, int last)
+{
+	char buf[32];
+	size_t n = 0;
+
+	json_begin("signals");
+	for (int sig = first; sig <= last; sig++) {
+		const char *name = cgk_signal_name(sig, buf, sizeof(buf));
+
+		if (!name)
+			continue;
+		json_next(n++);
+		printf("{\"number\": %d, \"name\": ", sig);
+		put_json(stdout, name, strlen(name));
+		putchar('}');
+	}
+	return json_end(n);
+}
+
+static int list_signals(const char *arg, bool json)
 {
 	char buf[32];
 
 	if (arg) {
 		char *end;
 		long num = strtol(arg, &end, 10);
+		int sig;
 
 		/* A number converts to its name (exit statuses above 128 too). */
 		if (*arg && !*end) {
-			const char *name = cgk_signal_name((int)(num > 128 ? num - 128 : num), buf, sizeof(buf));
+			const char *name;
 
+			sig = (int)(num > 128 ? num - 128 : num);
+			name = cgk_signal_name(sig, buf, sizeof(buf));
 			if (!name)
 				usage_error("unknown signal: %s", arg);
+			if (json)
+				return signals_json(sig, sig);
 			puts(name);
 			return EXIT_DONE;
 		}
-		printf("%d\n", parse_signal(arg));
+		sig = parse_signal(arg);
+		if (json)
+			return signals_json(sig, sig);
+		printf("%d\n", sig);
 		return EXIT_DONE;
 	}
+	if (json)
+		return signals_json(1, SIGRTMAX);
 	/* Count what is printed: 32 and 33 have no name, so sig % 8 would
 	 * leave a short row. */
 	for (int sig = 1, n = 0; sig <= SIGRTMAX; sig++) {
@@ -227,10 +583,12 @@ static int list_signals(const char *arg)
 	return EXIT_DONE;
 }
 
-static int print_table(void)
+static int signal_table(bool json)
 {
 	char buf[32];
 
+	if (json)
+		return signals_json(1, SIGRTMAX);
 	for (int sig = 1, n = 0; sig <= SIGRTMAX; sig++) {
 		const char *name = cgk_signal_name(sig, buf, sizeof(buf));
 
@@ -240,7 +598,65 @@ static int print_table(void)
 	return EXIT_DONE;
 }
 
-static int list_hierarchies(void)
+/* "kernel,freeze,loop" from a set of backend bits. */
+static const char *backend_list(unsigned set, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	*buf = '\0';
+	for (int b = CGK_BACKEND_KERNEL; b < CGK_BACKEND_COUNT_ && len < size; b++)
+		if (set & (1u << b))
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "," : "",
+						cgk_backend_name(b));
+	return buf;
+}
+
+static const char *hier_cell(const void *rows, size_t row, unsigned col, char *buf, size_t size)
+{
+	const struct cgk_hierarchy *h = (const struct cgk_hierarchy *)rows + row;
+
+	switch (col) {
+	case COL_MOUNT:
+		return h->path;
+	case COL_TYPE:
+		return h->version == 2 ? "v2" : "v1";
+	case COL_CONTROLLERS:
+		return *h->controllers ? h->controllers : "-";
+	case COL_BACKENDS:
+		return backend_list(h->backends, buf, size);
+	}
+	return "";
+}
+
+static int hierarchies_json(const struct cgk_hierarchy *h, size_t n)
+{
+	json_begin("hierarchies");
+	for (size_t i = 0; i < n; i++) {
+		const char *c = h[i].controllers;
+
+		json_next(i);
+		fputs("{\"mount\": ", stdout);
+		put_json(stdout, h[i].path, strnlen(h[i].path, sizeof(h[i].path)));
+		printf(", \"type\": \"%s\", \"controllers\": [", h[i].version == 2 ? "v2" : "v1");
+		/* "cpu,cpuacct": one string each */
+		while (*c) {
+			size_t len = strcspn(c, ",");
+
+			if (c != h[i].controllers)
+				fputs(", ", stdout);
+			put_json(stdout, c, len);
+			c += len + (c[len] == ',');
+		}
+		fputs("], \"backends\": [", stdout);
+		for (int b = CGK_BACKEND_KERNEL, k = 0; b < CGK_BACKEND_COUNT_; b++)
+			if (h[i].backends & (1u << b))
+				printf("%s\"%s\"", k++ ? ", " : "", cgk_backend_name(b));
+		fputs("]}", stdout);
+	}
+	return json_end(n);
+}
+
+static int list_hierarchies(const struct cli *cli)
 {
 	struct cgk_hierarchy *h = NULL;
 	size_t n = 0;
@@ -250,21 +666,14 @@ static int list_hierarchies(void)
 		fprintf(stderr, "cgkill: cannot read /proc/self/mountinfo (%s)\n", strerrorname_np(-r));
 		return EXIT_ERROR;
 	}
-	printf("%-32s %-4s %-20s %s\n", "MOUNT", "TYPE", "CONTROLLERS", "BACKENDS");
-	for (size_t i = 0; i < n; i++) {
-		char backends[128] = "";
-
-		for (int b = CGK_BACKEND_KERNEL; b < CGK_BACKEND_COUNT_; b++)
-			if (h[i].backends & (1u << b)) {
-				if (*backends)
-					strcat(backends, ",");
-				strcat(backends, cgk_backend_name(b));
-			}
-		say(stdout, "%-32s %-4s %-20s %s\n", h[i].path, h[i].version == 2 ? "v2" : "v1",
-		    *h[i].controllers ? h[i].controllers : "-", backends);
+	if (cli->json) {
+		r = hierarchies_json(h, n);
+	} else {
+		print_table(stdout, cli, "", hier_cell, h, n);
+		r = EXIT_DONE;
 	}
 	free(h);
-	return EXIT_DONE;
+	return r;
 }
 
 static bool confirm(const char *path, unsigned procs, unsigned cgroups, void *userdata)
@@ -288,19 +697,6 @@ static void progress(const char *path, unsigned left, uint64_t waited_ms, void *
 		(unsigned long long)waited_ms);
 }
 
-static void print_processes(FILE *out, const struct cgk_process_list *l, const char *indent)
-{
-	for (size_t i = 0; i < l->n; i++) {
-		const struct cgk_process *p = &l->v[i];
-
-		fprintf(out, "%s%d\t%c\t", indent, p->pid, p->state);
-		put_safe(out, *p->cgroup ? p->cgroup : ".");
-		fputc('\t', out);
-		put_safe(out, p->comm);
-		fputc('\n', out);
-	}
-}
-
 static int exit_status(const struct cgk_report *rep, int r)
 {
 	if (r >= 0)
@@ -320,14 +716,10 @@ static void tell(const struct cli *cli, const struct cgk_report *rep, int r)
 		fputs("cgkill: ", stderr);
 		put_safe(stderr, rep->message);
 		fputc('\n', stderr);
-		if (!cli->quiet && rep->survivors.n) {
-			fprintf(stderr, "cgkill: survivors (pid, state, cgroup, comm):\n");
-			print_processes(stderr, &rep->survivors, "  ");
-		}
+		if (!cli->quiet)
+			print_processes(stderr, cli, rep, 1, true, cli->raw ? "" : "  ");
 		return;
 	}
-	if (cli->print && !cli->json)
-		print_processes(stdout, &rep->listed, "");
 	if (!cli->verbose || cli->quiet || cli->print)
 		return;
 	say(stderr, "cgkill: %s:", rep->path);
@@ -385,6 +777,220 @@ static void raise_fd_limit(void)
 	}
 }
 
+/*
+ * --unit and --user-unit: the cgroup of a systemd unit, as its service
+ * manager tells it. "systemctl show" is run without a shell and with a
+ * clean environment, its output captured and its time bounded; no
+ * libsystemd. The answer is the cgroup as /proc/PID/cgroup shows it, which
+ * the library resolves against the v2 mount.
+ */
+#define SYSTEMCTL_TIMEOUT_MS 10000
+
+static void __attribute__((noreturn, format(printf, 1, 2))) unit_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("cgkill: ", stderr);
+	va_start(ap, fmt);
+	vsay(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(EXIT_ERROR);
+}
+
+/* The name systemctl would use: the characters systemd allows, and
+ * ".service" added to a name without a unit type, as systemctl does. */
+static char *unit_name(const char *opt, const char *arg)
+{
+	static const char *const types[] = {
+		"service", "socket", "target", "device", "mount", "automount", "swap",
+		"timer", "path", "slice", "scope",
+	};
+	const char *dot = strrchr(arg, '.');
+	char *name;
+
+	if (!*arg || strlen(arg) > 255 || strspn(arg, "abcdefghijklmnopqrstuvwxyz"
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:-_.\\@") != strlen(arg))
+		usage_error("%s: invalid unit name: %s", opt, arg);
+	for (size_t i = 0; dot && i < sizeof(types) / sizeof(*types); i++)
+		if (dot > arg && strcmp(dot + 1, types[i]) == 0)
+			return strdup(arg);
+	if (asprintf(&name, "%s.service", arg) < 0)
+		return NULL;
+	return name;
+}
+
+static uint64_t unit_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Run systemctl with argv, stdin from /dev/null, and collect up to size - 1
+ * bytes of each output (more sets *overflow). Its wait status; -ENOENT if
+ * there is no systemctl, -ETIMEDOUT if it was killed at the deadline. */
+static int run_systemctl(char *const argv[], char *const envp[], char *out, size_t out_size,
+			 char *err, size_t err_size, bool *overflow)
+{
+	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, st = 0, r;
+	uint64_t deadline = unit_now_ms() + SYSTEMCTL_TIMEOUT_MS;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, all;
+	size_t len[2] = { 0, 0 };
+	pid_t pid;
+
+	*overflow = false;
+	if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+		r = -errno;
+		if (outp[0] >= 0) {
+			close(outp[0]);
+			close(outp[1]);
+		}
+		return r;
+	}
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &all);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	r = -posix_spawnp(&pid, argv[0], &fa, &attr, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	close(outp[1]);
+	close(errp[1]);
+
+	struct pollfd pfd[2] = {
+		{ .fd = r ? -1 : outp[0], .events = POLLIN },
+		{ .fd = r ? -1 : errp[0], .events = POLLIN },
+	};
+	char *buf[2] = { out, err };
+	size_t size[2] = { out_size, err_size };
+
+	while (pfd[0].fd >= 0 || pfd[1].fd >= 0) {
+		uint64_t now = unit_now_ms();
+
+		if (now >= deadline || (poll(pfd, 2, (int)(deadline - now)) < 0 && errno != EINTR))
+			break;
+		for (int i = 0; i < 2; i++) {
+			char chunk[4096];
+			ssize_t n;
+
+			if (pfd[i].fd < 0 || !pfd[i].revents)
+				continue;
+			n = read(pfd[i].fd, chunk, sizeof(chunk));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				pfd[i].fd = -1;
+				continue;
+			}
+			if (len[i] + (size_t)n >= size[i]) {
+				n = (ssize_t)(size[i] - 1 - len[i]);
+				if (i == 0)
+					*overflow = true;
+			}
+			memcpy(buf[i] + len[i], chunk, (size_t)n);
+			len[i] += (size_t)n;
+		}
+	}
+	close(outp[0]);
+	close(errp[0]);
+	out[len[0]] = '\0';
+	err[len[1]] = '\0';
+	if (r)
+		return r;
+	/* Its outputs are closed; it may still be on its way out. */
+	while ((r = waitpid(pid, &st, WNOHANG)) == 0 && unit_now_ms() < deadline)
+		usleep(1000);
+	if (r == pid)
+		return st;
+	if (r < 0)
+		return -errno;
+	/* Not reaped yet, so the pid is still that child's. */
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return -ETIMEDOUT;
+}
+
+/* The cgroup of a unit, as a name relative to the v2 root, or exits with
+ * an error (before anything is signalled). */
+static char *unit_cgroup(const char *opt, const char *arg, bool user)
+{
+	char out[8192], err[1024], *env[5], *name, *cgroup;
+	const char *vars[] = { "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS" };
+	const char *manager = user ? "systemd user service manager" : "systemd service manager";
+	size_t n_env = 0;
+	bool overflow;
+	int st;
+
+	name = unit_name(opt, arg);
+	if (!name)
+		unit_fail("%s %s: out of memory", opt, arg);
+	/* sd_booted(): the system manager is systemd only if this exists. */
+	if (!user && access("/run/systemd/system", F_OK) < 0)
+		unit_fail("%s %s: no %s here", opt, arg, manager);
+	if (user && !secure_getenv(vars[0]) && !secure_getenv(vars[1]))
+		unit_fail("%s %s: no %s here (neither %s nor %s is set)", opt, arg, manager,
+			  vars[0], vars[1]);
+	/* The user manager is found through these, and only these are passed. */
+	env[n_env++] = "LC_ALL=C";
+	env[n_env++] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
+	for (size_t i = 0; user && i < sizeof(vars) / sizeof(*vars); i++) {
+		const char *v = secure_getenv(vars[i]);
+
+		if (v && asprintf(&env[n_env], "%s=%s", vars[i], v) >= 0)
+			n_env++;
+	}
+	env[n_env] = NULL;
+
+	char *argv[] = { "systemctl", user ? "--user" : "--system", "show", "--no-pager",
+			 "--property=ControlGroup", "--value", "--", name, NULL };
+
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, old;
+
+	/* An inherited SIG_IGN would reap systemctl before its status is read. */
+	sigaction(SIGCHLD, &dfl, &old);
+	st = run_systemctl(argv, env, out, sizeof(out), err, sizeof(err), &overflow);
+	sigaction(SIGCHLD, &old, NULL);
+	for (size_t i = 2; i < n_env; i++)
+		free(env[i]);
+	err[strcspn(err, "\n")] = '\0';
+	if (st == -ENOENT)
+		unit_fail("%s %s: no %s here", opt, arg, manager);
+	if (st == -ETIMEDOUT)
+		unit_fail("%s %s: systemctl did not answer within %d s", opt, name,
+			  SYSTEMCTL_TIMEOUT_MS / 1000);
+	if (st < 0)
+		unit_fail("%s %s: cannot run systemctl (%s)", opt, name, strerrorname_np(-st) ?: "?");
+	/* Whatever the cause, a failure to reach the manager starts so. */
+	if (WIFEXITED(st) && WEXITSTATUS(st) && strncmp(err, "Failed to connect to bus", 24) == 0)
+		unit_fail("%s %s: no %s here (systemctl: %s)", opt, arg, manager, err);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		unit_fail("%s %s: systemctl failed (%s %d)%s%s", opt, name,
+			  WIFEXITED(st) ? "exit status" : "signal",
+			  WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), *err ? ": " : "", err);
+	if (strlen(out) && out[strlen(out) - 1] == '\n')
+		out[strlen(out) - 1] = '\0';
+	if (!*out)
+		unit_fail("%s %s: the unit has no cgroup (not running?)", opt, name);
+	if (overflow || out[0] != '/' || strchr(out, '\n'))
+		unit_fail("%s %s: unexpected answer from systemctl: %s", opt, name, out);
+	cgroup = strdup(out);
+	if (!cgroup)
+		unit_fail("%s %s: out of memory", opt, name);
+	free(name);
+	return cgroup;
+}
+
 static void free_targets(char ***targets)
 {
 	for (char **t = *targets; t && *t; t++)
@@ -403,6 +1009,9 @@ enum {
 	OPT_PID,
 	OPT_PROTECTED,
 	OPT_LIST_HIERARCHIES,
+	OPT_UNIT,
+	OPT_USER_UNIT,
+	OPT_NOHEADINGS,
 };
 
 int main(int argc, char **argv)
@@ -414,9 +1023,14 @@ int main(int argc, char **argv)
 		{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "pid", required_argument, NULL, OPT_PID },
+		{ "unit", required_argument, NULL, OPT_UNIT },
+		{ "user-unit", required_argument, NULL, OPT_USER_UNIT },
 		{ "print", no_argument, NULL, 'p' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "noheadings", no_argument, NULL, OPT_NOHEADINGS },
+		{ "raw", no_argument, NULL, 'r' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "interactive", no_argument, NULL, 'i' },
 		{ "protected", required_argument, NULL, OPT_PROTECTED },
@@ -435,12 +1049,16 @@ int main(int argc, char **argv)
 	 * which checks the cgroup it opens holds the pid. */
 	pid_t *pids __attribute__((cleanup(free_pids))) = calloc((size_t)argc + 1, sizeof(pid_t));
 	size_t n_targets = 0;
+	/* -l, -L or --list-hierarchies: done once every option is read, so
+	 * that -j and the column options count wherever they stand. */
+	int listing = 0;
+	const char *signal_arg = NULL;
 	int c;
 
 	if (!targets || !pids)
 		return EXIT_ERROR;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "s:b:w::pnjfil::LvqhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:b:w::pnjJo:rfil::LvqhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			cli.opts.signal = parse_signal(optarg);
@@ -456,8 +1074,12 @@ int main(int argc, char **argv)
 			if (!optarg && optind < argc && cgk_parse_duration(argv[optind], &ms) == 0)
 				usage_error("a duration goes with the option: -w%s or --wait=%s",
 					    argv[optind], argv[optind]);
+			if (!optarg && optind < argc && lacks_unit(argv[optind]))
+				usage_error("-w %s: a duration goes with the option and needs a unit "
+					    "(-w%sms? -w%ss?)", argv[optind], argv[optind], argv[optind]);
 			cli.wait_set = true;
-			cli.opts.wait_ms = optarg ? parse_duration(optarg) : 10000;
+			cli.opts.wait_ms = !optarg ? 10000 :
+				parse_duration(strncmp(argv[optind - 1], "--", 2) ? "-w" : "--wait=", optarg);
 			if (!cli.opts.wait_ms)
 				usage_error("--wait needs a duration above 0; use --no-wait not to wait");
 			break;
@@ -474,7 +1096,7 @@ int main(int argc, char **argv)
 			if (cli.opts.n_escalations == CGK_MAX_ESCALATIONS)
 				usage_error("at most %d --timeout steps", CGK_MAX_ESCALATIONS);
 			e = &cli.opts.escalations[cli.opts.n_escalations++];
-			e->after_ms = parse_duration(optarg);
+			e->after_ms = parse_duration("--timeout ", optarg);
 			e->signal = parse_signal(argv[optind++]);
 			break;
 		}
@@ -488,13 +1110,30 @@ int main(int argc, char **argv)
 			targets[n_targets++] = strdup(optarg);
 			break;
 		}
+		/* Asked now: a unit that cannot be resolved stops the run
+		 * before anything is signalled. */
+		case OPT_UNIT:
+		case OPT_USER_UNIT:
+			targets[n_targets++] = unit_cgroup(c == OPT_UNIT ? "--unit" : "--user-unit",
+							   optarg, c == OPT_USER_UNIT);
+			break;
 		case 'p':
 		case 'n':
 			cli.print = true;
 			cli.opts.flags |= CGK_DRY_RUN;
 			break;
 		case 'j':
+		case 'J':
 			cli.json = true;
+			break;
+		case 'o':
+			cli.output = optarg;
+			break;
+		case OPT_NOHEADINGS:
+			cli.noheadings = true;
+			break;
+		case 'r':
+			cli.raw = true;
 			break;
 		case 'f':
 			cli.opts.flags |= CGK_FORCE;
@@ -506,13 +1145,16 @@ int main(int argc, char **argv)
 			cli.opts.protected_file = optarg;
 			break;
 		case OPT_LIST_HIERARCHIES:
-			return list_hierarchies();
 		case 'l':
-			if (!optarg && optind < argc && argv[optind][0] != '-')
-				optarg = argv[optind++];
-			return list_signals(optarg);
 		case 'L':
-			return print_table();
+			if (listing && listing != c)
+				usage_error("--list, --table and --list-hierarchies "
+					    "are mutually exclusive");
+			listing = c;
+			if (c == 'l' && !optarg && optind < argc && argv[optind][0] != '-')
+				optarg = argv[optind++];
+			signal_arg = optarg;
+			break;
 		case 'v':
 			cli.verbose = true;
 			cli.opts.progress = progress;
@@ -529,6 +1171,20 @@ int main(int argc, char **argv)
 		default:
 			bad_option(longopts, argv[optind - 1]);
 		}
+	}
+	/* Text or JSON: options of one are never silently dropped by the other. */
+	if (cli.json && (cli.output || cli.noheadings || cli.raw))
+		usage_error("--json does not go with --output, --noheadings or --raw");
+	if ((listing == 'l' || listing == 'L') && (cli.output || cli.noheadings || cli.raw))
+		usage_error("--output, --noheadings and --raw are for listings of processes "
+			    "and hierarchies, not of signals");
+	pick_columns(&cli.cols, listing == OPT_LIST_HIERARCHIES ? hier_columns : proc_columns,
+		     cli.output);
+	if (listing) {
+		if (n_targets || optind < argc)
+			usage_error("--list, --table and --list-hierarchies take no target");
+		return listing == 'l' ? list_signals(signal_arg, cli.json) :
+		       listing == 'L' ? signal_table(cli.json) : list_hierarchies(&cli);
 	}
 	while (optind < argc)
 		targets[n_targets++] = strdup(argv[optind++]);
@@ -558,6 +1214,10 @@ int main(int argc, char **argv)
 	catch_interrupts();
 	raise_fd_limit();
 	cli.opts.cancel = &interrupted;
+	/* Signal at real-time priority where permitted, back to ours before
+	 * any wait: beside a fork bomb an ordinary process gets a sliver of
+	 * the CPU (bench/RESULTS.md, "Stalls beside a bomb"). */
+	cli.opts.flags |= CGK_BOOST;
 	for (size_t i = 0; i < n_targets && !interrupted; i++, handled++) {
 		int r = pids[i] ? cgk_kill_pid(pids[i], &cli.opts, &reports[i]) :
 				  cgk_kill(targets[i], &cli.opts, &reports[i]);
@@ -568,6 +1228,10 @@ int main(int argc, char **argv)
 			worst = status;
 		list[i] = &reports[i];
 	}
+	/* One table for every target's dry run: one heading, columns aligned
+	 * across them. */
+	if (cli.print && !cli.json)
+		print_processes(stdout, &cli, reports, handled, false, "");
 	if (cli.json && cgk_report_json(list, handled, stdout) < 0) {
 		fprintf(stderr, "cgkill: cannot write the JSON report\n");
 		worst = EXIT_ERROR;

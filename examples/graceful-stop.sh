@@ -8,9 +8,12 @@
 # Sends SIGNAL (default TERM) to every process in the cgroup and its
 # descendants, gives them GRACE (default 10s) to exit, sends SIGKILL to
 # whatever is left, and waits up to WAIT (default 5s) until the cgroup is
-# empty. A UNIT (foo.service, bar.scope, ...) is looked up with systemctl;
-# anything else is passed to cgkill as a cgroup path. -n shows what would be
-# signalled and changes nothing; -v tells what happens.
+# empty. GRACE and WAIT are durations with a unit, as cgkill(1) and
+# systemd.time(7) write them: 500ms, 30s, "1min 30s", infinity.
+# A UNIT (foo.service, bar.scope, ...) is passed to cgkill --unit, which
+# asks systemd for its cgroup; anything else is passed as a cgroup path.
+# -n shows what would be signalled and changes nothing; -v tells what
+# happens.
 #
 # Exit status: that of cgkill (0 stopped, 1 error, 2 usage, 3 processes left
 # after the wait, listed on stderr, 4 refused by a guard rail).
@@ -43,27 +46,23 @@ shift $((OPTIND - 1))
 [ $# -eq 1 ] || usage
 target=$1
 
-# A unit name: ask systemd where its processes are.
+# A unit name: cgkill --unit asks systemd where its processes are (and says
+# so if the unit is not running); anything else is a cgroup.
+how=--
 case $target in
 */*) ;;
-*.service | *.scope | *.slice | *.socket | *.mount | *.swap)
-	if ! cg=$(systemctl show --property=ControlGroup --value -- "$target") || [ -z "$cg" ]; then
-		echo "${0##*/}: $target: no control group (is the unit running?)" >&2
-		exit 1
-	fi
-	target=$cg
-	;;
+*.service | *.scope | *.slice | *.socket | *.mount | *.swap) how=--unit ;;
 esac
 
 if [ -n "$dry_run" ]; then
-	exec "$CGKILL" --print -- "$target"
+	exec "$CGKILL" --print "$how" "$target"
 fi
 
 [ -z "$verbose" ] || echo "${0##*/}: $target: $signal, then KILL after $grace" >&2
 
 # One call does the whole escalation; its report goes to stderr with -v.
 status=0
-"$CGKILL" $verbose --signal "$signal" --timeout "$grace" KILL --wait="$wait" -- "$target" ||
+"$CGKILL" $verbose --signal "$signal" --timeout "$grace" KILL --wait="$wait" "$how" "$target" ||
 	status=$?
 
 case $status in

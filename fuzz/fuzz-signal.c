@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* libFuzzer target: signal names and numbers, and durations. */
+/* libFuzzer target: signal names and numbers, durations (systemd.time(7)). */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,12 +55,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(again, sizeof(again), "%llums", (unsigned long long)ms);
 		if (cgk_parse_duration(again, &ms2) < 0 || ms2 != ms)
 			__builtin_trap();
-		/* and a value in any unit is at least its whole part */
-		if (strstr(text, "ms") == NULL && ms == 0 && strpbrk(text, "123456789"))
+		/* only a span of nothing but zeros is 0: the rest rounds up */
+		if ((ms == 0) != (strpbrk(text, "123456789") == NULL && !strstr(text, "infinity")))
 			__builtin_trap();
 	} else if (r != -EINVAL && r != -ERANGE) {
 		__builtin_trap();
 	}
+	/* a number with no unit is refused unless it is 0 */
+	if (size && strspn(text, "0123456789") == size && strpbrk(text, "123456789") &&
+	    r != -EINVAL && r != -ERANGE)
+		__builtin_trap();
 	free(text);
 	return 0;
 }

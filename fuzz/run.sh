@@ -30,7 +30,8 @@ for t in $targets; do mkdir -p "$corpus/$t"; done
 [ -d "$corpus/fuzz-mountinfo" ] && cat /proc/self/mountinfo > "$corpus/fuzz-mountinfo/self"
 [ -d "$corpus/fuzz-proc-cgroup" ] && { printf '\000'; cat /proc/self/cgroup; } > "$corpus/fuzz-proc-cgroup/self"
 [ -d "$corpus/fuzz-pids" ] && printf '1\n22\n0\n333' > "$corpus/fuzz-pids/seed"
-[ -d "$corpus/fuzz-signal" ] && { printf 'SIGRTMIN+3' > "$corpus/fuzz-signal/rt"; printf '1.5s' > "$corpus/fuzz-signal/dur"; }
+[ -d "$corpus/fuzz-signal" ] && { printf 'SIGRTMIN+3' > "$corpus/fuzz-signal/rt"; printf '1.5s' > "$corpus/fuzz-signal/dur";
+	printf '1y 0.5M2w3d 4h5min6.7s8ms9us' > "$corpus/fuzz-signal/span"; }
 
 mkdir -p "$B/fuzz/artifacts"
 # UBSan reports must fail the run, not just print.

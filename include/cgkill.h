@@ -27,6 +27,12 @@ extern "C" {
 #endif
 
 #define CGK_VERSION "0.1.0"
+/* CGK_VERSION of the library loaded at run time, which may be newer than
+ * the header a program was built with. */
+const char *cgk_version(void);
+/* "schema" of the JSON documents (cgk_report_json(), cgkill -j): kept by
+ * added keys, bumped when a key is removed, renamed or changes type. */
+#define CGK_JSON_SCHEMA 1
 
 enum cgk_backend {
 	CGK_BACKEND_AUTO = 0,	/* pick the best one that works */
@@ -40,6 +46,11 @@ enum cgk_backend {
 enum cgk_flags {
 	CGK_DRY_RUN = 1u << 0,	/* list what would be signalled, change nothing */
 	CGK_FORCE = 1u << 1,	/* override the guard rails that allow it */
+	/* From the call until the signal is sent (resolving, guard rails,
+	 * signal phase: bounded, 10 s at most), real-time priority (SCHED_RR
+	 * 1), or nice -20, where the caller may; dropped before any wait and
+	 * before the confirm callback. For the calling thread only. */
+	CGK_BOOST = 1u << 2,
 };
 
 /* Which guard rail refused a target (cgk_report.refused). */
@@ -84,11 +95,11 @@ struct cgk_options {
 	volatile sig_atomic_t *cancel;
 };
 
+/* SIGKILL, auto, wait 10 s, nothing else. Every field, in order and without
+ * designators: C and C++ before C++20 alike take it without a warning. */
 #define CGK_OPTIONS_INIT                                                      \
-	{                                                                     \
-		.signal = SIGKILL, .backend = CGK_BACKEND_AUTO,               \
-		.wait_ms = 10000,                                             \
-	}
+	{ SIGKILL, CGK_BACKEND_AUTO, 10000, 0, 0, { { 0, 0 } },              \
+	  NULL, NULL, NULL, NULL, NULL }
 
 struct cgk_process {
 	pid_t pid;		/* 0: not visible in the caller's pid namespace */
@@ -148,7 +159,9 @@ int cgk_signal_from_name(const char *name, int *signal);
 /* "TERM", or "RTMIN+2", or NULL if sig is not a signal. */
 const char *cgk_signal_name(int sig, char *buf, size_t size);
 
-/* "250ms", "10s", "2m", "1.5s"; a bare number is seconds. */
+/* A time span of systemd.time(7) in ms, rounded up: "250ms", "1.5s",
+ * "1min 30s", "infinity" (UINT64_MAX: no deadline). A bare number other
+ * than 0 has no unit: -EINVAL. Too long: -ERANGE. */
 int cgk_parse_duration(const char *text, uint64_t *ms);
 
 /* A mounted cgroup hierarchy and the backends that can serve it. */

@@ -179,8 +179,9 @@ int cgk_subtree_scan(struct cgk_run *run, bool skip_done, cgk_found_fn fn, void 
 /* Is /proc (procfd) mounted for our pid namespace? Sets run->proc_ours
  * and run->kthreads_visible. */
 void cgk_proc_check(struct cgk_run *run);
-/* List the processes of the subtree, with comm and state. */
-int cgk_tree_list(struct cgk_run *run, struct cgk_process_list *out);
+/* List the processes of the subtree, with comm and state; *cgroups (if
+ * not NULL) gets the number of cgroups listed. */
+int cgk_tree_list(struct cgk_run *run, struct cgk_process_list *out, unsigned *cgroups);
 
 /* ---- signal.c ---- */
 /* One pass over the subtree: every listed process not yet in run->done gets

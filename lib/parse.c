@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Pure parsers of kernel text: cgroup.procs lists, /proc/self/mountinfo and
- * /proc/PID/cgroup. No I/O here, so they can be unit-tested and fuzzed; the
- * input is untrusted text of a given length (not necessarily NUL-terminated,
- * except for cgk_parse_proc_cgroup, whose contract says it is).
+ * /proc/PID/cgroup; and of durations given by users. No I/O here, so they
+ * can be unit-tested and fuzzed; the input is untrusted text of a given
+ * length (not necessarily NUL-terminated, except for cgk_parse_proc_cgroup
+ * and cgk_parse_duration, whose contracts say it is).
  *
  * They are strict on purpose: the kernel never writes junk there, and a
  * misread pid or cgroup path could make us signal the wrong process, so
@@ -369,4 +370,168 @@ int cgk_parse_proc_cgroup(const char *buf, const char *controllers,
 		s = *eol ? eol + 1 : eol;
 	}
 	return -ENOENT;
+}
+
+/*
+ * Durations: time spans as systemd.time(7) writes them. A unit is
+ * u * 10^z microseconds, so that the digits of a fraction shift by z and
+ * only what is left of them is multiplied, by u: nothing can overflow.
+ */
+struct time_unit {
+	const char *name;
+	uint32_t u;
+	unsigned z;
+};
+
+static const struct time_unit time_units[] = {
+	{ "usec", 1, 0 }, { "us", 1, 0 },
+	{ "\xc2\xb5s", 1, 0 }, { "\xce\xbcs", 1, 0 },	/* micro sign, Greek mu */
+	{ "msec", 1, 3 }, { "ms", 1, 3 },
+	{ "seconds", 1, 6 }, { "second", 1, 6 }, { "sec", 1, 6 }, { "s", 1, 6 },
+	{ "minutes", 6, 7 }, { "minute", 6, 7 }, { "min", 6, 7 }, { "m", 6, 7 },
+	{ "hours", 36, 8 }, { "hour", 36, 8 }, { "hr", 36, 8 }, { "h", 36, 8 },
+	{ "days", 864, 8 }, { "day", 864, 8 }, { "d", 864, 8 },
+	{ "weeks", 6048, 8 }, { "week", 6048, 8 }, { "w", 6048, 8 },
+	/* 30.44 and 365.25 days, as systemd counts them */
+	{ "months", 26298, 8 }, { "month", 26298, 8 }, { "M", 26298, 8 },
+	{ "years", 315576, 8 }, { "year", 315576, 8 }, { "y", 315576, 8 },
+};
+
+#define SPACES " \t\n\r"
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* The longest unit name s starts with, or NULL. */
+static const struct time_unit *unit_at(const char *s)
+{
+	const struct time_unit *best = NULL;
+
+	for (size_t i = 0; i < sizeof(time_units) / sizeof(time_units[0]); i++) {
+		size_t n = strlen(time_units[i].name);
+
+		if (strncmp(s, time_units[i].name, n) == 0 && (!best || n > strlen(best->name)))
+			best = &time_units[i];
+	}
+	return best;
+}
+
+/* A sum of milliseconds and microseconds; below_us: and something less
+ * than a microsecond, which only rounds up. */
+struct span {
+	uint64_t ms;
+	unsigned us;
+	bool below_us;
+};
+
+static int span_add(struct span *sp, uint64_t ms, uint64_t us)
+{
+	uint64_t carry = us / 1000 + (us % 1000 + sp->us) / 1000;
+
+	sp->us = (unsigned)((us % 1000 + sp->us) % 1000);
+	if (ms > UINT64_MAX - sp->ms || carry > UINT64_MAX - sp->ms - ms)
+		return -ERANGE;
+	sp->ms += ms + carry;
+	return 0;
+}
+
+/* Add whole.frac (frac: n digits) of unit. */
+static int span_add_unit(struct span *sp, const struct time_unit *unit, uint64_t whole,
+			 const char *frac, size_t n)
+{
+	uint64_t per_ms = unit->u, shifted = 0, carry = 0;
+	int r;
+
+	if (unit->z == 0) {
+		r = span_add(sp, 0, whole);	/* microseconds */
+	} else {
+		for (unsigned i = 3; i < unit->z; i++)
+			per_ms *= 10;
+		if (whole > UINT64_MAX / per_ms)
+			return -ERANGE;
+		r = span_add(sp, whole * per_ms, 0);
+	}
+	if (r < 0)
+		return r;
+	/* Shifted z places, the first digits of the fraction count u us... */
+	for (unsigned i = 0; i < unit->z; i++)
+		shifted = shifted * 10 + (i < n ? (unsigned)(frac[i] - '0') : 0);
+	/* ...and the rest is multiplied by u from its last digit on. */
+	for (size_t i = n; i > unit->z; i--) {
+		uint64_t t = (uint64_t)(frac[i - 1] - '0') * unit->u + carry;
+
+		if (t % 10)
+			sp->below_us = true;
+		carry = t / 10;
+	}
+	return span_add(sp, 0, shifted * unit->u + carry);
+}
+
+/*
+ * "250ms", "1.5s", "1min 30s", "2h5m", "infinity": spans of systemd.time(7),
+ * added up, in whole milliseconds, rounded up so that only a span of 0 is
+ * 0 ("do not wait"). Exact to the microsecond; less than that counts
+ * only to round up. Unlike systemd, which reads a bare number as seconds,
+ * a number needs a unit: "1000" meant as milliseconds (as kill --timeout
+ * takes it) would wait 1000 times too long. Only a bare 0 needs none.
+ * Digits are required on both sides of a decimal point.
+ */
+CGK_EXPORT int cgk_parse_duration(const char *text, uint64_t *ms)
+{
+	struct span sp = { 0 };
+	const char *s = text, *begin;
+
+	if (!text || !ms)
+		return -EINVAL;
+	s += strspn(s, SPACES);
+	begin = s;
+	if (strncmp(s, "infinity", 8) == 0 && s[8 + strspn(s + 8, SPACES)] == '\0') {
+		*ms = UINT64_MAX;
+		return 0;
+	}
+	if (!*s)
+		return -EINVAL;
+	while (*s) {
+		const struct time_unit *unit;
+		const char *num = s, *frac = "";
+		uint64_t whole = 0;
+		size_t n = 0;
+		int r;
+
+		if (!is_digit(*s))
+			return -EINVAL;	/* a sign, a point first, junk */
+		for (; is_digit(*s); s++) {
+			unsigned d = (unsigned)(*s - '0');
+
+			if (whole > (UINT64_MAX - d) / 10)
+				return -ERANGE;
+			whole = whole * 10 + d;
+		}
+		if (*s == '.') {
+			frac = ++s;
+			for (; is_digit(*s); s++)
+				n++;
+			if (!n)
+				return -EINVAL;
+		}
+		s += strspn(s, SPACES);
+		unit = unit_at(s);
+		if (!unit) {
+			/* only a 0 that is all there is goes without */
+			if (*s || num != begin || whole || strspn(frac, "0") < n)
+				return -EINVAL;
+			break;
+		}
+		s += strlen(unit->name);
+		r = span_add_unit(&sp, unit, whole, frac, n);
+		if (r < 0)
+			return r;
+		s += strspn(s, SPACES);
+	}
+	if (sp.ms == UINT64_MAX && (sp.us || sp.below_us))
+		return -ERANGE;
+	*ms = sp.ms + (sp.us || sp.below_us);
+	return 0;
 }

@@ -275,8 +275,9 @@ static void jw_bool(struct jw *w, const char *key, bool v)
 	fputs(v ? "true" : "false", w->f);
 }
 
-/* {"errno": "EACCES", "code": 13, "message": "..."}; the strerror() text
- * when message is empty. */
+/* {"errno": "EACCES", "message": "..."}; the strerror() text when message
+ * is empty. The name is the whole contract: errno numbers differ between
+ * architectures, and an errno without a name is "E<number>". */
 static void jw_error(struct jw *w, const char *key, int err, const char *message,
 		     size_t max)
 {
@@ -286,7 +287,6 @@ static void jw_error(struct jw *w, const char *key, int err, const char *message
 
 	jw_open(w, key, '{');
 	jw_cstr(w, "errno", errno_name(e, nbuf, sizeof(nbuf)));
-	jw_uint(w, "code", e);
 	if (message && *message)
 		jw_string(w, "message", message, max);
 	else if (e <= INT_MAX)
@@ -377,8 +377,7 @@ static void jw_report(struct jw *w, const struct cgk_report *r)
 	jw_bool(w, "waited", r->waited);
 	jw_bool(w, "emptied", r->emptied);
 	jw_processes(w, "survivors", &r->survivors);
-	if (r->listed.n)
-		jw_processes(w, "listed", &r->listed);
+	jw_processes(w, "listed", &r->listed);
 	jw_uint(w, "signal_ms", r->signal_ms);
 	if (r->emptied)
 		jw_uint(w, "empty_ms", r->empty_ms);
@@ -403,7 +402,10 @@ CGK_EXPORT int cgk_report_json(const struct cgk_report *const *reports, size_t n
 			return -EINVAL;
 	errno = 0;	/* so that a stream error reports its own cause */
 
+	/* Every key of data/cgkill-report.schema.json, always: null or []
+	 * where there is nothing to say. */
 	jw_open(&w, NULL, '{');
+	jw_uint(&w, "schema", CGK_JSON_SCHEMA);
 	jw_cstr(&w, "version", CGK_VERSION);
 	jw_open(&w, "targets", '[');
 	for (size_t i = 0; i < n; i++)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Signal names and numbers, and durations. Pure functions, fuzzed.
+ * Signal names and numbers. Pure functions, fuzzed.
  *
  * The names are those of util-linux kill(1): the canonical one first for
  * each number, then its aliases. Numbers come from <signal.h>, so the table
@@ -13,7 +13,6 @@
  * number either, so cgk_signal_from_name() accepts a number exactly when
  * cgk_signal_name() has a name for it.
  */
-#include <ctype.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -187,66 +186,4 @@ CGK_EXPORT const char *cgk_signal_name(int sig, char *buf, size_t size)
 	if (r < 0 || (size_t)r >= size)
 		return NULL;
 	return buf;
-}
-
-/*
- * "250ms", "10s", "2m", "1h", "1.5s"; a bare number is seconds. Digits are
- * required on both sides of a decimal point. A fraction of a millisecond is
- * rounded up, so that a positive duration never becomes 0 ("do not wait").
- */
-CGK_EXPORT int cgk_parse_duration(const char *text, uint64_t *ms)
-{
-	/* enough digits of fraction that num * unit cannot overflow */
-	enum { MAX_FRAC = 12 };
-	uint64_t whole = 0, num = 0, den = 1, unit, total, frac;
-	bool sticky = false;
-	const char *s = text;
-	int nd = 0;
-
-	if (!text || !ms)
-		return -EINVAL;
-	if (!isdigit((unsigned char)*s))
-		return -EINVAL;	/* empty, sign, space, point first */
-	for (; isdigit((unsigned char)*s); s++) {
-		unsigned d = (unsigned)(*s - '0');
-
-		if (whole > (UINT64_MAX - d) / 10)
-			return -ERANGE;
-		whole = whole * 10 + d;
-	}
-	if (*s == '.') {
-		s++;
-		if (!isdigit((unsigned char)*s))
-			return -EINVAL;
-		for (; isdigit((unsigned char)*s); s++, nd++) {
-			if (nd < MAX_FRAC) {
-				num = num * 10 + (uint64_t)(*s - '0');
-				den *= 10;
-			} else if (*s != '0') {
-				sticky = true;
-			}
-		}
-	}
-	if (strcmp(s, "ms") == 0)
-		unit = 1;
-	else if (strcmp(s, "s") == 0 || *s == '\0')
-		unit = 1000;
-	else if (strcmp(s, "m") == 0)
-		unit = 60 * 1000;
-	else if (strcmp(s, "h") == 0)
-		unit = 60 * 60 * 1000;
-	else
-		return -EINVAL;
-
-	if (whole > UINT64_MAX / unit)
-		return -ERANGE;
-	total = whole * unit;
-	/* num < 10^12 and unit <= 3.6e6: the product fits in 64 bits */
-	frac = num * unit / den;
-	if (num * unit % den || sticky)
-		frac++;
-	if (total > UINT64_MAX - frac)
-		return -ERANGE;
-	*ms = total + frac;
-	return 0;
 }

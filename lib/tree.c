@@ -531,9 +531,12 @@ void cgk_proc_check(struct cgk_run *run)
 		run->kthreads_visible = st.st_ino == 0xEFFFFFFCU;
 }
 
-int cgk_tree_list(struct cgk_run *run, struct cgk_process_list *out)
+int cgk_tree_list(struct cgk_run *run, struct cgk_process_list *out, unsigned *cgroups)
 {
 	struct count c = { .list = out };
+	int r = cgk_tree_walk(run, count_visit, &c);
 
-	return cgk_tree_walk(run, count_visit, &c);
+	if (cgroups)
+		*cgroups = c.cgroups;
+	return r;
 }

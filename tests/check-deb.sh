@@ -1,14 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# `make check-deb`: build the Debian packages with dpkg-buildpackage in a
-# copy of the tree under /tmp (the build writes its .deb files into the
-# parent directory, which must not be /work), unpack them with dpkg -x into
-# a scratch root, and run the packaged cgkill and the example against the
-# packaged library. Slow (a full build); not part of `make check`.
+# `make check-deb`: build the Debian source and binary packages with
+# dpkg-buildpackage in a copy of the tree under /tmp (the build writes its
+# files into the parent directory, which must not be /work), from an
+# upstream tarball without debian/ (as git archive makes it, see
+# .gitattributes); lintian them when lintian is installed; unpack them with
+# dpkg -x into a scratch root, and run the packaged cgkill and the example
+# against the packaged library. Slow (a full build); not part of `make check`.
 cd "${0%/*}/.." || exit 1
 src=$PWD
 . tests/tap.sh
 
+[ -d debian ] || skip_all "no debian/ here (release tarballs leave it out)"
 for tool in dpkg-buildpackage dh dpkg-deb; do
 	command -v "$tool" >/dev/null ||
 		skip_all "$tool not installed (apt-get install debhelper dpkg-dev)"
@@ -25,16 +28,25 @@ multiarch=$(dpkg-architecture -q DEB_HOST_MULTIARCH)
 [ "${debversion%-*}" = "$version" ]
 ok $? "debian/changelog ($debversion) agrees with CGK_VERSION ($version)"
 
-# The tree as the sources are, without build products or VCS data.
+# The tree as the sources are, without build products or VCS data; the
+# upstream tarball is the same without debian/.
 mkdir "$tmp/cgkill-$version"
-tar -C "$src" --exclude=./build --exclude=./build-asan --exclude=./.git -cf - . |
+tar -C "$src" --exclude='./build*' --exclude=./.git -cf - . |
 	tar -C "$tmp/cgkill-$version" -xf -
 ok $? "copied the tree to $tmp"
+tar -C "$tmp" --exclude="cgkill-$version/debian" -cJf "$tmp/cgkill_$version.orig.tar.xz" \
+	"cgkill-$version"
+ok $? "cgkill_$version.orig.tar.xz"
 
 log=$tmp/build.log
-(cd "$tmp/cgkill-$version" && timeout 1200 dpkg-buildpackage -us -uc -b) >"$log" 2>&1
+(cd "$tmp/cgkill-$version" && timeout 1200 dpkg-buildpackage -us -uc) >"$log" 2>&1
 rc=$?
-ok $rc "dpkg-buildpackage -us -uc -b" || diag "$(tail -n 40 "$log")"
+ok $rc "dpkg-buildpackage -us -uc (source and binaries)" || diag "$(tail -n 40 "$log")"
+# A distribution build: the hardening flags' -Werror=format-security, but
+# no -Werror of the Makefile's (WERROR is for development and CI).
+grep -qE -- '-Werror( |$)' "$log"
+[ $? -eq 1 ] && grep -q -- ' -Wall -Wextra ' "$log"
+ok $? "the package is built with the warnings on but without -Werror"
 if grep -q 'dpkg-gensymbols: warning' "$log"; then
 	diag "$(grep -A20 'dpkg-gensymbols: warning' "$log")"
 	ok 1 "dpkg-gensymbols: the exported symbols match debian/libcgkill1.symbols"
@@ -44,6 +56,24 @@ fi
 
 root=$tmp/root
 mkdir "$root"
+dsc=$tmp/cgkill_${debversion}.dsc
+grep -qx 'Testsuite: autopkgtest' "$dsc" 2>/dev/null
+ok $? "the source package declares its autopkgtest (debian/tests/control)"
+# Tags a Debian packaging kept upstream cannot avoid: no ITP bug to close
+# (initial-upload-closes-no-bugs) and no upstream signing key for the
+# watch file to check tags with (debian-watch-does-not-check-openpgp-signature).
+lintian_expected='initial-upload-closes-no-bugs|debian-watch-does-not-check-openpgp-signature'
+if command -v lintian >/dev/null; then
+	changes=$tmp/cgkill_${debversion}_${arch}.changes
+	out=$(lintian --pedantic -I -E "$changes" 2>&1 | grep -v '^running with root privileges')
+	note "lintian --pedantic -I -E:" "$out"
+	tags=$(grep -E '^[EWIPXO]: ' <<<"$out" | grep -vE ": ($lintian_expected)( |$)")
+	[ -z "$tags" ]
+	ok $? "lintian --pedantic -I -E: no tag but $lintian_expected" || diag "$tags"
+else
+	skip "lintian not installed"
+fi
+
 for pkg in cgkill libcgkill1 libcgkill-dev; do
 	deb=$tmp/${pkg}_${debversion}_${arch}.deb
 	[ -f "$deb" ]
@@ -52,19 +82,48 @@ for pkg in cgkill libcgkill1 libcgkill-dev; do
 done
 
 lib=$root/usr/lib/$multiarch
-for f in usr/bin/cgkill "usr/lib/$multiarch/libcgkill.so.1" usr/include/cgkill.h \
-	"usr/lib/$multiarch/libcgkill.so" "usr/lib/$multiarch/libcgkill.a" \
+# The real file of libcgkill.so.1: libcgkill.so.1.MINOR.PATCH (see Makefile).
+libfile=libcgkill.so.1.${version#*.}
+# Shipped only when the tree has them (the Makefile installs them then).
+optional=()
+[ -f completion/_cgkill ] && optional+=(usr/share/zsh/vendor-completions/_cgkill)
+[ -f completion/cgkill.fish ] && optional+=(usr/share/fish/vendor_completions.d/cgkill.fish)
+[ -f data/cgkill-report.schema.json ] && optional+=(usr/share/cgkill/cgkill-report.schema.json)
+for f in usr/bin/cgkill "usr/lib/$multiarch/libcgkill.so.1" "usr/lib/$multiarch/$libfile" \
+	usr/include/cgkill.h "usr/lib/$multiarch/libcgkill.so" "usr/lib/$multiarch/libcgkill.a" \
 	"usr/lib/$multiarch/pkgconfig/libcgkill.pc" usr/share/man/man1/cgkill.1.gz \
 	usr/share/man/man3/libcgkill.3.gz usr/share/bash-completion/completions/cgkill \
 	usr/share/doc/cgkill/examples/graceful-stop.sh \
-	usr/share/doc/libcgkill-dev/examples/kill-service.c; do
+	usr/share/doc/libcgkill-dev/examples/kill-service.c \
+	usr/share/doc/cgkill/copyright usr/share/doc/libcgkill1/copyright \
+	usr/share/doc/libcgkill-dev/copyright "${optional[@]}"; do
 	[ -e "$root/$f" ]
 	ok $? "packaged /$f"
 done
+for doc in README.md SECURITY.md; do
+	[ -e "$root/usr/share/doc/cgkill/$doc" ] || [ -e "$root/usr/share/doc/cgkill/$doc.gz" ]
+	ok $? "packaged /usr/share/doc/cgkill/$doc(.gz)"
+done
+cmp -s debian/copyright "$root/usr/share/doc/cgkill/copyright"
+ok $? "the packages' copyright file is debian/copyright"
 [ "$(dpkg-deb -f "$tmp/libcgkill-dev_${debversion}_${arch}.deb" Depends)" = "libcgkill1 (= $debversion)" ]
 ok $? "libcgkill-dev depends on libcgkill1 (= $debversion)"
-dpkg-deb -c "$tmp/libcgkill1_${debversion}_${arch}.deb" | grep -q "libcgkill.so.1 -> libcgkill.so.$version"
-ok $? "libcgkill1 ships libcgkill.so.1 -> libcgkill.so.$version"
+dpkg-deb -c "$tmp/libcgkill1_${debversion}_${arch}.deb" | grep -q "libcgkill.so.1 -> $libfile\$"
+ok $? "libcgkill1 ships libcgkill.so.1 -> $libfile"
+[ "$(dpkg-deb -f "$tmp/cgkill_${debversion}_${arch}.deb" Homepage)" = https://github.com/cgkill/cgkill ]
+ok $? "the packages name their Homepage"
+# A cgkill linked statically (the Makefile's CGKILL_LDFLAGS) holds glibc.
+built_using=$(dpkg-deb -f "$tmp/cgkill_${debversion}_${arch}.deb" Built-Using)
+if readelf -d "$root/usr/bin/cgkill" 2>/dev/null | grep -q NEEDED; then
+	[ -z "$built_using" ]
+	ok $? "cgkill is linked dynamically, and no Built-Using"
+else
+	[[ $built_using == "glibc (= "*")" ]]
+	ok $? "cgkill is linked statically, and Built-Using names glibc: $built_using"
+fi
+dpkg-deb --ctrl-tarfile "$tmp/libcgkill1_${debversion}_${arch}.deb" | tar -xOf - ./symbols |
+	grep -qx '\* Build-Depends-Package: libcgkill-dev'
+ok $? "libcgkill1's symbols file names its -dev package (Build-Depends-Package)"
 
 out=$(LD_LIBRARY_PATH=$lib "$root/usr/bin/cgkill" --version)
 rc=$?

@@ -377,6 +377,40 @@ unsigned count_lines_with(const char *text, const char *needle)
 	return n;
 }
 
+/* The fields of a line, split at runs of blanks, joined by one space. */
+static size_t fields(const char *line, size_t len, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len && n + 1 < size; i++) {
+		if (line[i] != ' ' && line[i] != '\t')
+			buf[n++] = line[i];
+		else if (n && buf[n - 1] != ' ')
+			buf[n++] = ' ';
+	}
+	if (n && buf[n - 1] == ' ')
+		n--;
+	buf[n] = '\0';
+	return n;
+}
+
+unsigned count_rows(const char *text, const char *row)
+{
+	char want[1024], got[1024];
+	unsigned n = 0;
+
+	fields(row, strlen(row), want, sizeof(want));
+	for (const char *line = text; line && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+
+		fields(line, len, got, sizeof(got));
+		n += strcmp(got, want) == 0;
+		line = end ? end + 1 : NULL;
+	}
+	return n;
+}
+
 /* ---- recording processes ---- */
 
 static int rec_fds[2] = { -1, -1 };

@@ -79,6 +79,9 @@ void scene_end(struct scene *s);
 
 /* Number of lines of text that contain needle. */
 unsigned count_lines_with(const char *text, const char *needle);
+/* Number of lines of text that are the row of a listing: the fields of row,
+ * blanks around and between them ignored ("123 S . sleep"). */
+unsigned count_rows(const char *text, const char *row);
 
 /*
  * Recording processes: each catches some signals with an SA_SIGINFO handler

@@ -2,8 +2,9 @@
 /*
  * The cgkill command ($CGKILL, default build/cgkill): exit statuses, error
  * messages, several CGROUP arguments, the path forms, --backend, --wait,
- * --no-wait, -q, -v, -h, -V. Every kill happens in a sandbox, with sentinels
- * in the parent and in a sibling of the target.
+ * --no-wait, durations (of --wait and --timeout), -q, -v, -h, -V. Every
+ * kill happens in a sandbox, with sentinels in the parent and in a sibling
+ * of the target.
  */
 #include <errno.h>
 #include <signal.h>
@@ -244,6 +245,55 @@ static void test_wait(void)
 	free(t);
 }
 
+/* Durations as systemd.time(7) writes them; a bare number is refused, and
+ * the message asks which unit was meant. */
+static void test_durations(void)
+{
+	static const char *const bare[][3] = {
+		{ "--timeout", "1000", "KILL" },
+		{ "--wait=1000" },
+		{ "-w1.5" },
+		{ "-w", "1000" },
+	};
+	static const char *const spans[] = { "--wait=infinity", "--wait=1min 30s", "-w1s500ms" };
+	struct sb_cmd res;
+	pid_t pids[3];
+	char *t = target(3, pids);
+
+	for (size_t i = 0; i < sizeof(bare) / sizeof(bare[0]); i++) {
+		const char *a[4] = { NULL };
+		char shown[64] = "";
+		unsigned n = 0;
+
+		for (; n < 3 && bare[i][n]; n++) {
+			a[n] = bare[i][n];
+			snprintf(shown + strlen(shown), sizeof(shown) - strlen(shown), "%s%s",
+				 n ? " " : "", a[n]);
+		}
+		a[n] = t;
+		is_int(run(&res, NULL, a[0], a[1], a[2], a[3], NULL), 2, "'%s CGROUP': exit status 2",
+		       shown);
+		if (!ok(strstr(res.err, "needs a unit") && strstr(res.err, "ms?") &&
+			strstr(res.err, "s?)"), "'%s CGROUP': the message asks for a unit", shown))
+			diag("stderr: %s", res.err);
+	}
+	ok(strstr(res.err, "-w 1000: ") != NULL, "'-w 1000': the message names -w 1000");
+	run(&res, NULL, "--timeout", "1000", "KILL", t, NULL);
+	if (!is_str(res.err, "cgkill: --timeout 1000: a duration needs a unit (1000ms? 1000s?)\n"
+		    "Try 'cgkill --help' for more information.\n", "--timeout 1000: the message"))
+		diag("stderr: %s", res.err);
+	is_int(alive(pids, 3), 3, "bare numbers: nothing was killed");
+	sb_destroy(t);
+	free(t);
+
+	for (size_t i = 0; i < sizeof(spans) / sizeof(spans[0]); i++) {
+		t = target(3, pids);
+		is_int(run(&res, NULL, spans[i], t, NULL), 0, "%s: exit status 0", spans[i]);
+		check_gone(t, pids, 3, spans[i]);
+		free(t);
+	}
+}
+
 static void test_quiet_verbose(void)
 {
 	struct sb_cmd res;
@@ -393,6 +443,7 @@ int main(void)
 	test_kill_forms();
 	test_backends();
 	test_wait();
+	test_durations();
 	test_quiet_verbose();
 	test_errors();
 	test_timeout();

@@ -50,48 +50,85 @@ mk() {
 }
 
 version=$(sed -n 's/^#define CGK_VERSION "\(.*\)"/\1/p' include/cgkill.h)
+# The real file of libcgkill.so.1: libcgkill.so.1.MINOR.PATCH (see Makefile).
+libfile=libcgkill.so.1.${version#*.}
+# Installed only when the tree has them (the Makefile's guards).
+optional=()
+[ -f completion/_cgkill ] && optional+=(usr/share/zsh/vendor-completions/_cgkill)
+[ -f completion/cgkill.fish ] && optional+=(usr/share/fish/vendor_completions.d/cgkill.fish)
+[ -f data/cgkill-report.schema.json ] && optional+=(usr/share/cgkill/cgkill-report.schema.json)
 
 # --- the version lives in one place ---------------------------------------
 [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]
 ok $? "CGK_VERSION in include/cgkill.h is a version ($version)"
-[ "$(make -s -C "$src" -p -n 2>/dev/null | sed -n 's/^VERSION := //p' | head -n1)" = "$version" ]
+[ "$(make -s -C "$src" B="$tmp/p" -p -n 2>/dev/null | sed -n 's/^VERSION := //p' | head -n1)" = "$version" ]
 ok $? "the Makefile takes VERSION from cgkill.h"
 ! grep -qF "$version" Makefile
 ok $? "the Makefile does not spell the version itself"
-deb=$(sed -n '1s/^[^ ]* (\([^)]*\)).*/\1/p' debian/changelog)
-deb=${deb#*:}
-[ "${deb%-*}" = "$version" ]
-ok $? "debian/changelog agrees ($deb)"
+# (release tarballs leave debian/ out: see .gitattributes)
+if [ -f debian/changelog ]; then
+	deb=$(sed -n '1s/^[^ ]* (\([^)]*\)).*/\1/p' debian/changelog)
+	deb=${deb#*:}
+	[ "${deb%-*}" = "$version" ]
+	ok $? "debian/changelog agrees ($deb)"
+else
+	skip "no debian/ here"
+fi
 grep -q "^## \[$version\]" CHANGELOG.md
 ok $? "CHANGELOG.md has a section for $version"
+
+# --- warnings are errors in development builds only -------------------------
+# Does the first compilation that make $@ would run have -Werror? (make -n
+# only writes the build directory's record of its flags.)
+werror() {
+	make -n -C "$src" B="$tmp/werror" CFLAGS="-O2 -g" "$@" 2>/dev/null |
+		grep -m1 -- ' -c -o ' | grep -q -- '-Werror\( \|$\)'
+}
+! werror all && ! werror install
+ok $? "make and make install build without -Werror"
+werror check && werror demo
+ok $? "make check and make demo build with -Werror"
+# (make -n would run the sub-make, and write build-asan/flags)
+make -n -s -C "$src" MAKE=echo check-asan 2>/dev/null | grep -q '^check B=build-asan '
+ok $? "make check-asan is make check in build-asan, -Werror included"
+werror WERROR=1 all && ! werror WERROR=0 check
+ok $? "WERROR=1 and WERROR=0 on the command line decide"
+# shellcheck disable=SC2016
+grep -q 'make -j"$(nproc)" WERROR=1' .ci/run
+ok $? ".ci/run builds with WERROR=1"
 
 # --- make install, default layout ------------------------------------------
 root=$tmp/root
 check "make install DESTDIR=... PREFIX=/usr" mk -j2 install DESTDIR="$root" PREFIX=/usr
 lib=$root/usr/lib
-for f in usr/bin/cgkill usr/lib/libcgkill.so.$version usr/lib/libcgkill.a \
+for f in usr/bin/cgkill "usr/lib/$libfile" usr/lib/libcgkill.a \
 	usr/include/cgkill.h usr/lib/pkgconfig/libcgkill.pc usr/share/man/man1/cgkill.1 \
 	usr/share/man/man3/libcgkill.3 usr/share/man/man3/cgk_kill.3 \
-	usr/share/bash-completion/completions/cgkill; do
+	usr/share/bash-completion/completions/cgkill usr/share/doc/cgkill/README.md \
+	usr/share/doc/cgkill/SECURITY.md "${optional[@]}"; do
 	[ -f "$root/$f" ] && [ ! -L "$root/$f" ]
 	ok $? "installed /$f"
 done
 [ -x "$root/usr/bin/cgkill" ]
 ok $? "/usr/bin/cgkill is executable"
-[ "$(readlink "$lib/libcgkill.so.1")" = "libcgkill.so.$version" ]
-ok $? "libcgkill.so.1 -> libcgkill.so.$version"
+[ "$(readlink "$lib/libcgkill.so.1")" = "$libfile" ]
+ok $? "libcgkill.so.1 -> $libfile"
 [ "$(readlink "$lib/libcgkill.so")" = libcgkill.so.1 ]
 ok $? "libcgkill.so -> libcgkill.so.1"
-soname=$(readelf -d "$lib/libcgkill.so.$version" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+soname=$(readelf -d "$lib/$libfile" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
 [ "$soname" = libcgkill.so.1 ]
 ok $? "the installed library has soname libcgkill.so.1 ($soname)"
 for f in usr/include/cgkill.h usr/lib/libcgkill.a usr/lib/pkgconfig/libcgkill.pc \
-	usr/share/man/man1/cgkill.1 usr/share/bash-completion/completions/cgkill; do
+	usr/share/man/man1/cgkill.1 usr/share/bash-completion/completions/cgkill \
+	usr/share/doc/cgkill/README.md "${optional[@]}"; do
 	[ "$(stat -c %a "$root/$f")" = 644 ]
 	ok $? "/$f is mode 644"
 done
 cmp -s include/cgkill.h "$root/usr/include/cgkill.h"
 ok $? "the installed cgkill.h is include/cgkill.h"
+cmp -s README.md "$root/usr/share/doc/cgkill/README.md" &&
+	cmp -s SECURITY.md "$root/usr/share/doc/cgkill/SECURITY.md"
+ok $? "README.md and SECURITY.md are installed as they are"
 [ "$(cat "$root/usr/share/man/man3/cgk_kill.3")" = ".so man3/libcgkill.3" ]
 ok $? "cgk_kill(3) is a link to libcgkill(3)"
 outside=$(find "$root" -mindepth 1 -maxdepth 1 ! -name usr)
@@ -103,6 +140,13 @@ if command -v man >/dev/null; then
 	MANPATH=$root/usr/share/man man -w cgk_kill >/dev/null 2>&1
 	ok $? "man finds cgk_kill(3) in the installed tree"
 fi
+
+# The build directory is up to date, until the flags change: then it is
+# rebuilt, so that nothing built without -Werror escapes make check.
+make -q -C "$src" B="$tmp/build" CFLAGS="-O2 -g" LDFLAGS= all
+ok $? "make -q: the build is up to date"
+! make -q -C "$src" B="$tmp/build" CFLAGS="-O2 -g" LDFLAGS= WERROR=1 all
+ok $? "make -q WERROR=1: the same build is out of date"
 
 # --- pkg-config, and the example built against the installed copy ---------
 if ! command -v pkg-config >/dev/null; then
@@ -135,12 +179,18 @@ fi
 # --- make install / uninstall with every directory set ---------------------
 root2=$tmp/root2
 dirs=(PREFIX=/opt/cgk BINDIR=/opt/cgk/sbin LIBDIR=/opt/cgk/lib64 INCLUDEDIR=/opt/cgk/inc
-	MANDIR=/opt/cgk/man PKGCONFIGDIR=/opt/cgk/pc BASHCOMPDIR=/opt/cgk/bashcomp)
-check "make install with BINDIR, LIBDIR, INCLUDEDIR, MANDIR, PKGCONFIGDIR, BASHCOMPDIR" \
+	MANDIR=/opt/cgk/man PKGCONFIGDIR=/opt/cgk/pc BASHCOMPDIR=/opt/cgk/bashcomp
+	ZSHCOMPDIR=/opt/cgk/zshcomp FISHCOMPDIR=/opt/cgk/fishcomp DOCDIR=/opt/cgk/doc
+	PKGDATADIR=/opt/cgk/data)
+optional2=()
+[ -f completion/_cgkill ] && optional2+=(zshcomp/_cgkill)
+[ -f completion/cgkill.fish ] && optional2+=(fishcomp/cgkill.fish)
+[ -f data/cgkill-report.schema.json ] && optional2+=(data/cgkill-report.schema.json)
+check "make install with every directory set (${dirs[*]%%=*})" \
 	mk install DESTDIR="$root2" "${dirs[@]}"
-for f in sbin/cgkill lib64/libcgkill.so.$version lib64/libcgkill.so.1 lib64/libcgkill.so \
+for f in sbin/cgkill "lib64/$libfile" lib64/libcgkill.so.1 lib64/libcgkill.so \
 	lib64/libcgkill.a inc/cgkill.h pc/libcgkill.pc man/man1/cgkill.1 man/man3/libcgkill.3 \
-	bashcomp/cgkill; do
+	bashcomp/cgkill doc/README.md doc/SECURITY.md "${optional2[@]}"; do
 	[ -e "$root2/opt/cgk/$f" ]
 	ok $? "installed /opt/cgk/$f"
 done
@@ -286,7 +336,9 @@ assert t["path"] == sys.argv[2], t["path"]' "$version" "$sandbox/target" <<<"$js
 	stubborn=$spawned
 	out=$(CGKILL=$root/usr/bin/cgkill timeout 60 examples/graceful-stop.sh -n "$sandbox/target")
 	rc=$?
-	[ $rc -eq 0 ] && grep -q "^$plain	" <<<"$out" && grep -q "^$stubborn	" <<<"$out"
+	# (one line a process, its pid first, whatever the layout of the columns)
+	[ $rc -eq 0 ] && grep -qE "^ *${plain}[[:space:]]" <<<"$out" &&
+		grep -qE "^ *${stubborn}[[:space:]]" <<<"$out"
 	ok $? "graceful-stop.sh -n lists both processes" || diag "rc $rc: $out"
 	alive "$plain" && alive "$stubborn"
 	ok $? "... and signals nothing"

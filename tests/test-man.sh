@@ -123,6 +123,12 @@ for code in 0 1 2 3 4; do
 	grep -q "$code " <<<"$exit_help"
 	ok $? "--help exit status lists $code too"
 done
+# The columns of -o: those of --help are those of OUTPUT COLUMNS.
+help_cols=$(sed -n '/^Available output columns/,/^$/s/^ \{1,11\}\([A-Z]\{3,\}\)  .*/\1/p' <<<"$help")
+man_cols=$(grep -oE '^ {7}[A-Z]{3,}( |$)' <<<"$(section "$page" "OUTPUT COLUMNS")" | tr -d ' ')
+[ "$(wc -w <<<"$help_cols")" -ge 9 ]
+ok $? "--help lists output columns ($(wc -w <<<"$help_cols"))"
+same_set "output columns" "cgkill --help" "$help_cols" "cgkill(1) OUTPUT COLUMNS" "$man_cols"
 files=$(section "$page" FILES)
 for p in /etc/cgkill/protected /init.scope /system.slice /user.slice /machine.slice; do
 	grep -q -- "$p" <<<"$files"
@@ -176,6 +182,22 @@ for f in $(grep -oE '^\.B[R]? "?(bool|int|unsigned|uint64_t|enum [a-z_]+|const c
 	grep -qE "[ *(]$f(\[|;|\)| =|,)" include/cgkill.h
 	ok $? "libcgkill.3 field $f exists in cgkill.h"
 done
+# ...and every field of every public struct is documented: named in a font
+# request of DESCRIPTION (".I after_ms", ".B volatile sig_atomic_t *cancel").
+fields=$(perl -0777 -ne 's{/\*.*?\*/}{}gs;
+	while (/^struct (cgk_\w+) \{(.*?)^\};/gms) {
+		my ($s, $b) = ($1, $2);
+		for (split /;/, $b) {
+			print "$s.$1\n" if /\(\s*\*\s*(\w+)\s*\)/ || /(\w+)\s*(?:\[[^\]]*\])?\s*$/;
+		}
+	}' include/cgkill.h)
+[ "$(wc -l <<<"$fields")" -ge 40 ]
+ok $? "cgkill.h: the fields of its structs found ($(wc -l <<<"$fields"))"
+desc3=$(sed -n '/^\.SH DESCRIPTION/,/^\.SH /p' man/libcgkill.3 | grep -E '^\.(B|I|BR|IR|RB|RI|BI|IB) ')
+for sf in $fields; do
+	grep -qw -- "${sf#*.}" <<<"$desc3"
+	ok $? "libcgkill.3 documents $sf"
+done
 # The example compiles against the built library.
 awk '/^\.EX/ { n++; ex = 1; next } /^\.EE/ { ex = 0; next } ex && n == 1' man/libcgkill.3 |
 	sed -e 's/\\e/\\/g' -e 's/\\-/-/g' >"$tmp/example.c"
@@ -190,7 +212,11 @@ ok $? "the libcgkill.3 example runs (usage without arguments)"
 
 # --- bash completion ------------------------------------------------------
 check "completion/cgkill parses (bash -n)" bash -n completion/cgkill
-comp_long=$(grep -oE -- '--[a-z][a-z0-9-]*' completion/cgkill | sed 's/^--//' | sort -u)
+# The options it offers for a word that starts with "-": its compgen -W list
+# (the file also holds options of systemctl). The zsh and fish completions
+# are checked by test-completion.sh.
+comp_long=$(sed -n "/compgen -W '--/,/' -- \"\$cur\"))/p" completion/cgkill |
+	grep -oE -- '--[a-z][a-z0-9-]*' | sed 's/^--//' | sort -u)
 same_set "long options" "cgkill --help" "$help_long" "completion/cgkill" "$comp_long"
 if [ -r /usr/share/bash-completion/bash_completion ]; then
 	comp() {

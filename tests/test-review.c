@@ -705,6 +705,16 @@ static void test_forever(void)
 		}
 		ok(exited_zero(p), "forever: ... the process exited by itself");
 	}
+	p = slow_dier(s.target);
+	if (ok(p > 0, "forever: a fourth one")) {
+		struct sec_cli *cli = sec_cli_run(NULL, "-s", "TERM", "--wait=infinity", s.target, NULL);
+
+		if (cli) {
+			is_int(cli->status, 0, "forever: cgkill --wait=infinity exits 0");
+			free(cli);
+		}
+		ok(exited_zero(p), "forever: ... the process exited by itself");
+	}
 out:
 	sec_scene_end(&s);
 }
