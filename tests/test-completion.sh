@@ -15,6 +15,7 @@
 # completed are <v2 mount>/cgkill-test.<pid>.comp/..., made and removed here.
 cd "${0%/*}/.." || exit 1
 . tests/tap.sh
+. tests/lib.sh
 
 build=${CGKILL_BUILD:-build}
 CGKILL=${CGKILL:-$build/cgkill}
@@ -26,21 +27,6 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-
-words() {
-	printf '%s\n' "$@" | sed '/^$/d' | sort -u
-}
-
-# Both directions: "$1 has what $2 lacks" and the reverse, one point each.
-same_set() {
-	local what=$1 a_name=$2 a=$3 b_name=$4 b=$5 d
-	d=$(comm -23 <(words "$a") <(words "$b"))
-	[ -z "$d" ]
-	ok $? "$what: everything in $a_name is in $b_name" || diag "missing from $b_name: $(echo $d)"
-	d=$(comm -13 <(words "$a") <(words "$b"))
-	[ -z "$d" ]
-	ok $? "$what: everything in $b_name is in $a_name" || diag "missing from $a_name: $(echo $d)"
-}
 
 # --- what --help lists (as test-man.sh reads it) ------------------------
 help=$("$CGKILL" --help) || bail_out "cgkill --help failed"

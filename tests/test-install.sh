@@ -9,6 +9,7 @@
 cd "${0%/*}/.." || exit 1
 src=$PWD
 . tests/tap.sh
+. tests/lib.sh
 
 tmp=$(mktemp -d /tmp/cgkill-test-install.XXXXXX) || bail_out "mktemp"
 sandbox=""
@@ -17,21 +18,11 @@ pids=()
 # Kill what is left in the sandbox (only the pids its own cgroup.procs
 # files list), thaw it, remove it bottom-up with retries.
 cleanup() {
-	local d pid i
+	local pid
 	if [ -n "$sandbox" ] && [ -d "$sandbox" ]; then
 		[ -w "$sandbox/cgroup.freeze" ] && echo 0 >"$sandbox/cgroup.freeze" 2>/dev/null
 		[ -w "$sandbox/freezer.state" ] && echo THAWED >"$sandbox/freezer.state" 2>/dev/null
-		for i in 1 2 3 4 5 6 7 8 9 10; do
-			while read -r d; do
-				while read -r pid; do
-					[ "$pid" -gt 0 ] 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-				done <"$d/cgroup.procs"
-			done < <(find "$sandbox" -depth -type d)
-			find "$sandbox" -depth -type d -exec rmdir {} + 2>/dev/null
-			[ -d "$sandbox" ] || break
-			sleep 0.2
-		done
-		[ -d "$sandbox" ] && diag "could not remove $sandbox"
+		rm_cgroup_tree "$sandbox"
 	fi
 	for pid in "${pids[@]}"; do
 		kill -KILL "$pid" 2>/dev/null

@@ -7,6 +7,7 @@
 # follow the util-linux conventions.
 cd "${0%/*}/.." || exit 1
 . tests/tap.sh
+. tests/lib.sh
 
 build=${CGKILL_BUILD:-build}
 CGKILL=${CGKILL:-$build/cgkill}
@@ -45,21 +46,6 @@ render() {
 # Lines of one section of a rendered page.
 section() {
 	awk -v name="$2" '/^[A-Z]/ { in_s = ($0 == name); next } in_s' <<<"$1"
-}
-
-words() {
-	printf '%s\n' "$@" | sed '/^$/d' | sort -u
-}
-
-# Both directions: "$1 has what $2 lacks" and the reverse, one point each.
-same_set() {
-	local what=$1 a_name=$2 a=$3 b_name=$4 b=$5 d
-	d=$(comm -23 <(words "$a") <(words "$b"))
-	[ -z "$d" ]
-	ok $? "$what: everything in $a_name is in $b_name" || diag "missing from $b_name: $(echo $d)"
-	d=$(comm -13 <(words "$a") <(words "$b"))
-	[ -z "$d" ]
-	ok $? "$what: everything in $b_name is in $a_name" || diag "missing from $a_name: $(echo $d)"
 }
 
 # --- cgkill --help --------------------------------------------------------

@@ -13,6 +13,7 @@
 # process of the test as sentinels. Nothing else is ever signalled.
 cd "${0%/*}/.." || exit 1
 . tests/tap.sh
+. tests/lib.sh
 
 build=${CGKILL_BUILD:-build}
 CGKILL=${CGKILL:-$build/cgkill}
@@ -36,23 +37,13 @@ units=()
 pids=()
 
 cleanup() {
-	local d pid i u
+	local pid u
 	for u in "${units[@]}"; do
 		systemctl stop "$u" >/dev/null 2>&1
 		systemctl reset-failed "$u" >/dev/null 2>&1
 	done
 	if [ -d "$box" ]; then
-		for i in 1 2 3 4 5 6 7 8 9 10; do
-			while read -r d; do
-				while read -r pid; do
-					[ "$pid" -gt 0 ] 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-				done <"$d/cgroup.procs"
-			done < <(find "$box" -depth -type d)
-			find "$box" -depth -type d -exec rmdir {} + 2>/dev/null
-			[ -d "$box" ] || break
-			sleep 0.2
-		done
-		[ -d "$box" ] && diag "could not remove $box"
+		rm_cgroup_tree "$box"
 	fi
 	for pid in "${pids[@]}"; do
 		kill -KILL "$pid" 2>/dev/null
