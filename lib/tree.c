@@ -325,12 +325,17 @@ static const char *below_target(const struct cgk_run *run, const char *path)
  * an fd opened beneath the target's. */
 static int open_in_target(struct cgk_run *run, const char *below)
 {
-	return *below ? open_below(run->t->fd, below) :
-			openat(run->t->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd;
+
+	if (*below)
+		return open_below(run->t->fd, below);
+	fd = openat(run->t->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
-/* Is the cgroup named path (as /proc shows it) the one at fd? */
-static bool same_cgroup(const struct cgk_run *run, const char *path, int fd)
+/* Is the cgroup named path (as /proc shows it) the one at fd? 1 or 0, or
+ * -errno when that cannot be told (a name beyond PATH_MAX, say). */
+static int same_cgroup(const struct cgk_run *run, const char *path, int fd)
 {
 	const struct cgk_target *t = run->t;
 	char global[8192];
@@ -338,9 +343,11 @@ static bool same_cgroup(const struct cgk_run *run, const char *path, int fd)
 	int n = snprintf(global, sizeof(global), "%.*s%s", (int)t->mnt_len, t->path,
 			 path + t->root_len);
 
-	return n > 0 && (size_t)n < sizeof(global) &&
-	       fstatat(AT_FDCWD, global, &a, AT_SYMLINK_NOFOLLOW) == 0 && fstat(fd, &b) == 0 &&
-	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	if (n < 0 || (size_t)n >= sizeof(global))
+		return -ENAMETOOLONG;
+	if (fstatat(AT_FDCWD, global, &a, AT_SYMLINK_NOFOLLOW) < 0 || fstat(fd, &b) < 0)
+		return -errno;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 /* The cgroup /proc/PID/cgroup names for pid ("123", "self"), if it is in
@@ -362,13 +369,16 @@ static int proc_cgroup_in_subtree(struct cgk_run *run, const char *pid, char *pa
 		return r;
 	if (!(*below = below_target(run, path)))
 		return 0;
+	/* Not beneath the target under that name (renamed away, or a name
+	 * /proc cut short near PATH_MAX): cannot tell. */
 	fd = open_in_target(run, *below);
 	if (fd < 0)
-		return 0;
-	if (same_cgroup(run, path, fd))
+		return fd;
+	r = same_cgroup(run, path, fd);
+	if (r > 0)
 		return fd;
 	close(fd);
-	return 0;
+	return r;
 }
 
 int cgk_pid_in_subtree(struct cgk_run *run, const char *pid)
