@@ -97,21 +97,13 @@ static bool kill_freezing(struct cgk_run *run, int evfd, uint64_t deadline, int 
 	}
 }
 
-/* Our freeze mark: a run of ours froze the cgroup and did not thaw it. */
-static bool marked(int cgfd)
-{
-	char v[8];
-
-	return cgk_mark_get(cgfd, CGK_MARK_FROZEN, v, sizeof(v)) == 0;
-}
-
 static int freeze_send(struct cgk_run *run, int sig)
 {
 	_cleanup_free_ char *old = NULL;
 	int r = cgk_read_file_at(run->t->fd, "cgroup.freeze", &old, NULL);
 	/* Frozen with our mark: left by a run of ours that was killed before
 	 * its thaw (SIGKILL cannot wait), so ours to thaw, not the user's. */
-	bool was_frozen = r == 0 && old[0] == '1' && !marked(run->t->fd);
+	bool was_frozen = r == 0 && old[0] == '1' && !cgk_marked(run->t->fd, CGK_MARK_FROZEN);
 	uint64_t deadline = cgk_now_ms() + SEND_BUDGET_MS;
 	_cleanup_close_ int evfd = -1;
 	sigset_t mask;

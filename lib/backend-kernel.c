@@ -19,9 +19,7 @@ static int kernel_probe(struct cgk_run *run, int sig)
  * freeze whatever enters it next. */
 static void thaw_left_behind(struct cgk_run *run)
 {
-	char v[8];
-
-	if (cgk_mark_get(run->t->fd, CGK_MARK_FROZEN, v, sizeof(v)) == 0 &&
+	if (cgk_marked(run->t->fd, CGK_MARK_FROZEN) &&
 	    cgk_write_file_at(run->t->fd, "cgroup.freeze", "0") == 0)
 		cgk_mark_clear(run->t->fd, CGK_MARK_FROZEN);
 }

@@ -222,14 +222,13 @@ int cgk_v1_freeze_send(struct cgk_run *run, int sig, unsigned settle_ms)
 	uint64_t deadline = cgk_now_ms() + V1_BUDGET_MS;
 	bool settled = false;
 	unsigned rounds = 0;
-	char mark[8];
 	int r = read_self_freezing(run->t->fd);
 
 	if (r < 0)
 		return cgk_fail(run, r, "cannot read freezer.state");
 	/* Frozen with our mark: left by a run of ours that was killed before
 	 * its thaw, so ours to thaw, not the user's. */
-	v.user_frozen = r && cgk_mark_get(run->t->fd, CGK_MARK_FROZEN, mark, sizeof(mark)) < 0;
+	v.user_frozen = r && !cgk_marked(run->t->fd, CGK_MARK_FROZEN);
 	/* A killed task stays killed: the first pass need not wait for the
 	 * freeze. One that has not died yet freezes on its way out and dies
 	 * at the thaw, which after SIGKILL covers the whole subtree on every

@@ -176,6 +176,9 @@ int cgk_pid_in_subtree(struct cgk_run *run, const char *pid);
 typedef int (*cgk_found_fn)(struct cgk_run *run, int cgfd, const char *rel, pid_t pid,
 			    void *arg);
 int cgk_subtree_scan(struct cgk_run *run, bool skip_done, cgk_found_fn fn, void *arg);
+/* Does pids.current of cgfd read 0 (1), or not (0)? -errno without one.
+ * It counts zombies too, so only a 0 tells the subtree is empty. */
+int cgk_pids_current_zero(int cgfd);
 /* Is /proc (procfd) mounted for our pid namespace? Sets run->proc_ours
  * and run->kthreads_visible. */
 void cgk_proc_check(struct cgk_run *run);
@@ -239,6 +242,7 @@ void cgk_mark_set(int dirfd, const char *name, const char *value);
 /* The value into buf (untouched on error), NUL-terminated: 0, -ENODATA if
  * there is no mark, -ERANGE if it does not fit. */
 int cgk_mark_get(int dirfd, const char *name, char *buf, size_t size);
+bool cgk_marked(int dirfd, const char *name);
 void cgk_mark_clear(int dirfd, const char *name);
 
 #endif

@@ -272,16 +272,18 @@ static int target_open_fd(int fd, int version, struct cgk_target *t, const char 
 static int resolve_name(const char *name, const struct cgk_mount *mounts, size_t n,
 			char **full, char *msg, size_t msgsize)
 {
+	_cleanup_free_ char *abs = NULL;
 	bool outside = false;
 
 	if (strcmp(name, "..") == 0 || strncmp(name, "../", 3) == 0 || strstr(name, "/../") ||
 	    (strlen(name) >= 3 && strcmp(name + strlen(name) - 3, "/..") == 0))
 		return errmsg(msg, msgsize, -EINVAL, name,
 			      "a path relative to the cgroup v2 mount may not contain \"..\"");
+	if (asprintf(&abs, "%s%s", name[0] == '/' ? "" : "/", name) < 0)
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		const struct cgk_mount *m = &mounts[i];
 		const char *root = strcmp(m->root, "/") ? m->root : "";
-		_cleanup_free_ char *abs = NULL;
 
 		if (m->version != 2)
 			continue;
@@ -289,8 +291,6 @@ static int resolve_name(const char *name, const struct cgk_mount *mounts, size_t
 			outside = true;
 			continue;
 		}
-		if (asprintf(&abs, "%s%s", name[0] == '/' ? "" : "/", name) < 0)
-			return -ENOMEM;
 		if (*root && !path_below(abs, root))
 			continue;
 		if (asprintf(full, "%s%s", m->path, abs + strlen(root)) < 0)
@@ -432,20 +432,16 @@ CGK_EXPORT int cgk_cgroup_of_pid(pid_t pid, char *buf, size_t size)
 int cgk_target_holds(const struct cgk_target *t, pid_t pid)
 {
 	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	_cleanup_free_ char *buf = NULL;
 	struct cgk_pidvec listed = { 0 };
-	size_t len;
-	bool found = false;
+	bool found;
 	int r;
 
 	/* A thread's id, not its process's: EINVAL, ENOENT since 6.9. */
 	if (pidfd < 0 && errno != ENOSYS)
 		return errno == ENOENT ? -EINVAL : -errno;
-	r = cgk_read_file_at(t->fd, "cgroup.procs", &buf, &len);
-	if (r >= 0)
-		r = cgk_parse_pids(buf, len, &listed);
-	for (size_t i = 0; r >= 0 && i < listed.n; i++)
-		found = found || listed.v[i] == pid;
+	r = cgk_read_procs(t->fd, &listed);
+	cgk_pidvec_sort(&listed);
+	found = cgk_pidvec_has_sorted(&listed, pid);
 	cgk_pidvec_free(&listed);
 	if (r < 0)
 		return r;

@@ -350,21 +350,28 @@ static int same_cgroup(const struct cgk_run *run, const char *path, int fd)
 	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+/* The cgroup of pid ("123", "self") in the target's hierarchy, as
+ * /proc/PID/cgroup names it. */
+static int read_proc_cgroup(struct cgk_run *run, const char *pid, char *path, size_t size)
+{
+	_cleanup_free_ char *buf = NULL;
+	char name[64];
+	int r;
+
+	snprintf(name, sizeof(name), "%s/cgroup", pid);
+	r = cgk_read_file_at(run->procfd, name, &buf, NULL);
+	return r < 0 ? r : cgk_parse_proc_cgroup(buf, run->t->version == 2 ? NULL : run->t->controllers,
+						 path, size);
+}
+
 /* The cgroup /proc/PID/cgroup names for pid ("123", "self"), if it is in
  * the subtree: its fd (beneath the target's) and *below; 0 if outside,
  * -errno if that cannot be told. */
 static int proc_cgroup_in_subtree(struct cgk_run *run, const char *pid, char *path, size_t size,
 				  const char **below)
 {
-	_cleanup_free_ char *buf = NULL;
-	char name[64];
-	int r, fd;
+	int r = read_proc_cgroup(run, pid, path, size), fd;
 
-	snprintf(name, sizeof(name), "%s/cgroup", pid);
-	r = cgk_read_file_at(run->procfd, name, &buf, NULL);
-	if (r >= 0)
-		r = cgk_parse_proc_cgroup(buf, run->t->version == 2 ? NULL : run->t->controllers,
-					  path, size);
 	if (r < 0)
 		return r;
 	if (!(*below = below_target(run, path)))
@@ -399,7 +406,6 @@ int cgk_pid_in_subtree(struct cgk_run *run, const char *pid)
  * be removed. */
 static bool known_empty(struct cgk_run *run)
 {
-	_cleanup_free_ char *buf = NULL;
 	_cleanup_close_ int fd = -1;
 
 	if (faccessat(run->t->fd, "cgroup.procs", F_OK, 0) < 0 && errno == ENOENT)
@@ -408,7 +414,15 @@ static bool known_empty(struct cgk_run *run)
 		fd = openat(run->t->fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
 		return fd >= 0 && cgk_events_value(fd, "populated") == 0;
 	}
-	return cgk_read_file_at(run->t->fd, "pids.current", &buf, NULL) == 0 && strcmp(buf, "0\n") == 0;
+	return cgk_pids_current_zero(run->t->fd) == 1;
+}
+
+int cgk_pids_current_zero(int cgfd)
+{
+	_cleanup_free_ char *buf = NULL;
+	int r = cgk_read_file_at(cgfd, "pids.current", &buf, NULL);
+
+	return r < 0 ? r : strcmp(buf, "0\n") == 0;
 }
 
 struct scan {
@@ -421,29 +435,27 @@ struct scan {
 /* Tries on a lead whose process keeps moving within the subtree. */
 #define LEAD_TRIES 16
 
-/* 1 if pid is in the list of the cgroup below the target named below, 0 if
- * not (or it vanished, or is threaded: its domain lists it), with its fd
- * in *cgfd when it is. */
-static int listed_in(struct cgk_run *run, const char *below, pid_t pid, int *cgfd)
+/* The fd of the cgroup below the target named below if its list holds
+ * pid, else 0 (also when it vanished, or is threaded: its domain lists
+ * it). */
+static int listed_in(struct cgk_run *run, const char *below, pid_t pid)
 {
 	struct cgk_pidvec listed = { 0 };
-	int fd = *below ? open_below(run->t->fd, below) : run->t->fd;
-	bool found = false;
+	int fd = open_in_target(run, below);
+	bool found;
 
 	if (fd < 0)
 		return 0;
 	/* On v1 "tasks": a process-directed signal needs its leader there. */
-	if (cgk_read_pid_file(fd, run->t->version == 1 ? "tasks" : "cgroup.procs", &listed) >= 0)
-		for (size_t i = 0; !found && i < listed.n; i++)
-			found = listed.v[i] == pid;
+	found = cgk_read_pid_file(fd, run->t->version == 1 ? "tasks" : "cgroup.procs", &listed) >= 0;
+	cgk_pidvec_sort(&listed);
+	found = found && cgk_pidvec_has_sorted(&listed, pid);
 	cgk_pidvec_free(&listed);
 	if (!found) {
-		if (fd != run->t->fd)
-			close(fd);
+		close(fd);
 		return 0;
 	}
-	*cgfd = fd;
-	return 1;
+	return fd;
 }
 
 /*
@@ -463,7 +475,7 @@ static int scan_entry(const struct dirent64 *de, void *arg)
 {
 	struct scan *sc = arg;
 	struct cgk_run *run = sc->run;
-	char name[64], path[4096], seen[4096] = "";
+	char path[4096], seen[4096] = "";
 	const char *below;
 	char *end;
 	long pid = strtol(de->d_name, &end, 10);
@@ -483,20 +495,15 @@ static int scan_entry(const struct dirent64 *de, void *arg)
 		close(cgfd);
 		return r;
 	}
-	snprintf(name, sizeof(name), "%ld/cgroup", pid);
 	for (unsigned try = 0; try < LEAD_TRIES; try++) {
-		_cleanup_free_ char *buf = NULL;
-
 		/* Gone meanwhile, or not ours to look at: not in it. */
-		if (cgk_read_file_at(run->procfd, name, &buf, NULL) < 0 ||
-		    cgk_parse_proc_cgroup(buf, run->t->version == 2 ? NULL : run->t->controllers,
-					  path, sizeof(path)) < 0 ||
+		if (read_proc_cgroup(run, de->d_name, path, sizeof(path)) < 0 ||
 		    !(below = below_target(run, path)) || strcmp(path, seen) == 0)
 			return 0;
-		if (listed_in(run, below, (pid_t)pid, &cgfd)) {
+		cgfd = listed_in(run, below, (pid_t)pid);
+		if (cgfd > 0) {
 			r = sc->fn(run, cgfd, below, (pid_t)pid, sc->arg);
-			if (cgfd != run->t->fd)
-				close(cgfd);
+			close(cgfd);
 			return r;
 		}
 		memcpy(seen, path, sizeof(seen));

@@ -215,6 +215,13 @@ int cgk_mark_get(int dirfd, const char *name, char *buf, size_t size)
 	return 0;
 }
 
+bool cgk_marked(int dirfd, const char *name)
+{
+	char v[32];
+
+	return cgk_mark_get(dirfd, name, v, sizeof(v)) == 0;
+}
+
 void cgk_mark_clear(int dirfd, const char *name)
 {
 	_cleanup_close_ int fd = open_dir(dirfd);

@@ -92,10 +92,7 @@ static bool stragglers(struct cgk_run *run)
  * whether anything we cannot see is left. */
 static bool hidden_tasks(struct cgk_run *run)
 {
-	_cleanup_free_ char *buf = NULL;
-
-	return !run->proc_ours && cgk_read_file_at(run->t->fd, "pids.current", &buf, NULL) == 0 &&
-	       strcmp(buf, "0\n") != 0;
+	return !run->proc_ours && cgk_pids_current_zero(run->t->fd) == 0;
 }
 
 static int wait_polling(struct cgk_run *run, uint64_t deadline)

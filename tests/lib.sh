@@ -2,6 +2,14 @@
 # shellcheck shell=bash
 # Helpers shared by the bash tests, sourced after tap.sh.
 
+# The build under test (make check sets both).
+build=${CGKILL_BUILD:-build}
+CGKILL=${CGKILL:-$build/cgkill}
+
+need_cgkill() {
+	[ -x "$CGKILL" ] || bail_out "$CGKILL not built (run make first)"
+}
+
 # Kill what is left in the cgroup subtree dir and remove it, bottom up
 # (bounded); says so if it cannot.
 rm_cgroup_tree() {

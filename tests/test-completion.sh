@@ -17,9 +17,7 @@ cd "${0%/*}/.." || exit 1
 . tests/tap.sh
 . tests/lib.sh
 
-build=${CGKILL_BUILD:-build}
-CGKILL=${CGKILL:-$build/cgkill}
-[ -x "$CGKILL" ] || bail_out "$CGKILL not built (run make first)"
+need_cgkill
 tmp=$(mktemp -d /tmp/cgkill-test-completion.XXXXXX) || bail_out "mktemp"
 box=""
 cleanup() {

@@ -6,9 +6,8 @@
 # run for real by test-install.sh and test-units.sh.)
 cd "${0%/*}/.." || exit 1
 . tests/tap.sh
+. tests/lib.sh
 
-build=${CGKILL_BUILD:-build}
-CGKILL=${CGKILL:-$build/cgkill}
 tmp=$(mktemp -d /tmp/cgkill-test-examples.XXXXXX) || bail_out "mktemp"
 trap 'rm -rf "$tmp"' EXIT
 

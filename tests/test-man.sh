@@ -9,9 +9,7 @@ cd "${0%/*}/.." || exit 1
 . tests/tap.sh
 . tests/lib.sh
 
-build=${CGKILL_BUILD:-build}
-CGKILL=${CGKILL:-$build/cgkill}
-[ -x "$CGKILL" ] || bail_out "$CGKILL not built (run make first)"
+need_cgkill
 # Leaks of the command are test-cli's business; here only its texts count.
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 # A sanitizer build (make check-asan) needs the runtime to link against.

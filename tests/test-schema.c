@@ -146,6 +146,19 @@ static void test_schema_itself(void)
 		  "a signal with a key too many");
 }
 
+/* The scene name with a sleeper in T (*a) and one in T/sub (*b); false
+ * (a failed test point) if it cannot be set up. */
+static bool two_sleepers(struct scene *s, const char *name, const char *what, char **sub,
+			 pid_t *a, pid_t *b)
+{
+	if (!scene_start(s, box, name))
+		return false;
+	*sub = sb_mkdir(s->target, "sub");
+	*a = sb_sleeper(s->target);
+	*b = *sub ? sb_sleeper(*sub) : -1;
+	return ok(*a > 0 && *b > 0, "%s: a sleeper in T and one in T/sub", what);
+}
+
 static void test_kill(void)
 {
 	struct scene s;
@@ -153,12 +166,7 @@ static void test_kill(void)
 	char *sub = NULL;
 	pid_t a, b;
 
-	if (!scene_start(&s, box, "kill"))
-		goto out;
-	sub = sb_mkdir(s.target, "sub");
-	a = sb_sleeper(s.target);
-	b = sub ? sb_sleeper(sub) : -1;
-	if (!ok(a > 0 && b > 0, "kill: a sleeper in T and one in T/sub"))
+	if (!two_sleepers(&s, "kill", "kill", &sub, &a, &b))
 		goto out;
 	cmd_run(&c, CMD_MS, "-j", s.target, NULL);
 	exit_is(&c, 0);
@@ -181,12 +189,7 @@ static void test_dry_run(void)
 	char *sub = NULL;
 	pid_t a, b;
 
-	if (!scene_start(&s, box, "dry"))
-		goto out;
-	sub = sb_mkdir(s.target, "sub");
-	a = sb_sleeper(s.target);
-	b = sub ? sb_sleeper(sub) : -1;
-	if (!ok(a > 0 && b > 0, "dry run: a sleeper in T and one in T/sub"))
+	if (!two_sleepers(&s, "dry", "dry run", &sub, &a, &b))
 		goto out;
 	cmd_run(&c, CMD_MS, "-p", "-j", s.target, NULL);
 	exit_is(&c, 0);

@@ -15,9 +15,7 @@ cd "${0%/*}/.." || exit 1
 . tests/tap.sh
 . tests/lib.sh
 
-build=${CGKILL_BUILD:-build}
-CGKILL=${CGKILL:-$build/cgkill}
-[ -x "$CGKILL" ] || bail_out "$CGKILL not built (run make first)"
+need_cgkill
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (cgroup sandboxes, systemd-run)"
 
 # The cgroup v2 mount, from mountinfo (field 5; the type follows " - ").
