@@ -72,7 +72,8 @@ struct columns {
 };
 
 struct cli {
-	struct cgk_options opts;
+	cgk_options *opts;
+	int signal;		/* the first signal, for the confirm prompt */
 	bool wait_set, verbose, quiet, json, print;
 	const char *output;	/* -o, as given */
 	bool noheadings, raw;
@@ -418,8 +419,8 @@ static void print_table(FILE *out, const struct cli *cli, const char *indent, ce
 
 /* A process of a report's list, a row of a process listing. */
 struct proc_row {
-	const struct cgk_report *rep;
-	const struct cgk_process *p;
+	const cgk_report *rep;
+	const cgk_process *p;
 };
 
 static const char *proc_cell(const void *rows, size_t row, unsigned col, char *buf, size_t size)
@@ -428,42 +429,40 @@ static const char *proc_cell(const void *rows, size_t row, unsigned col, char *b
 
 	switch (col) {
 	case COL_PID:
-		snprintf(buf, size, "%d", (int)r->p->pid);
+		snprintf(buf, size, "%d", (int)cgk_process_pid(r->p));
 		return buf;
 	case COL_STATE:
-		snprintf(buf, size, "%c", r->p->state ?: '?');
+		snprintf(buf, size, "%c", cgk_process_state(r->p) ?: '?');
 		return buf;
 	case COL_CGROUP:
-		return *r->p->cgroup ? r->p->cgroup : ".";
+		return *cgk_process_cgroup(r->p) ? cgk_process_cgroup(r->p) : ".";
 	case COL_COMM:
-		return r->p->comm;
+		return cgk_process_comm(r->p);
 	case COL_TARGET:
-		return r->rep->path;
+		return cgk_report_path(r->rep);
 	}
 	return "";
 }
 
 /* The survivors, or what a dry run listed, of n reports in one table. */
-static void print_processes(FILE *out, const struct cli *cli, const struct cgk_report *reps,
+static void print_processes(FILE *out, const struct cli *cli, const cgk_report *const *reps,
 			    size_t n, bool survivors, const char *indent)
 {
+	enum cgk_list which = survivors ? CGK_LIST_SURVIVORS : CGK_LIST_LISTED;
 	struct proc_row *rows;
 	size_t n_rows = 0;
 
 	for (size_t i = 0; i < n; i++)
-		n_rows += survivors ? reps[i].survivors.n : reps[i].listed.n;
+		n_rows += cgk_report_n_processes(reps[i], which);
 	rows = calloc(n_rows ?: 1, sizeof(*rows));
 	if (!rows) {
 		fputs("cgkill: out of memory\n", stderr);
 		return;
 	}
 	n_rows = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct cgk_process_list *l = survivors ? &reps[i].survivors : &reps[i].listed;
-
-		for (size_t k = 0; k < l->n; k++)
-			rows[n_rows++] = (struct proc_row){ &reps[i], &l->v[k] };
-	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < cgk_report_n_processes(reps[i], which); k++)
+			rows[n_rows++] = (struct proc_row){ reps[i], cgk_report_process(reps[i], which, k) };
 	print_table(out, cli, indent, proc_cell, rows, n_rows);
 	free(rows);
 }
@@ -604,52 +603,59 @@ static const char *backend_list(unsigned set, char *buf, size_t size)
 	size_t len = 0;
 
 	*buf = '\0';
-	for (int b = CGK_BACKEND_KERNEL; b < CGK_BACKEND_COUNT_ && len < size; b++)
+	for (int b = CGK_BACKEND_KERNEL; cgk_backend_name(b) && len < size; b++)
 		if (set & (1u << b))
 			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "," : "",
 						cgk_backend_name(b));
 	return buf;
 }
 
+/* rows: the cgk_hierarchies; row: its index. */
 static const char *hier_cell(const void *rows, size_t row, unsigned col, char *buf, size_t size)
 {
-	const struct cgk_hierarchy *h = (const struct cgk_hierarchy *)rows + row;
+	const cgk_hierarchies *h = rows;
+	const char *controllers = cgk_hierarchies_controllers(h, row);
 
 	switch (col) {
 	case COL_MOUNT:
-		return h->path;
+		return cgk_hierarchies_path(h, row);
 	case COL_TYPE:
-		return h->version == 2 ? "v2" : "v1";
+		return cgk_hierarchies_version(h, row) == 2 ? "v2" : "v1";
 	case COL_CONTROLLERS:
-		return *h->controllers ? h->controllers : "-";
+		return *controllers ? controllers : "-";
 	case COL_BACKENDS:
-		return backend_list(h->backends, buf, size);
+		return backend_list(cgk_hierarchies_backends(h, row), buf, size);
 	}
 	return "";
 }
 
-static int hierarchies_json(const struct cgk_hierarchy *h, size_t n)
+static int hierarchies_json(const cgk_hierarchies *h)
 {
+	size_t n = cgk_hierarchies_count(h);
+
 	json_begin("hierarchies");
 	for (size_t i = 0; i < n; i++) {
-		const char *c = h[i].controllers;
+		const char *path = cgk_hierarchies_path(h, i);
+		const char *first = cgk_hierarchies_controllers(h, i), *c = first;
+		unsigned backends = cgk_hierarchies_backends(h, i);
 
 		json_next(i);
 		fputs("{\"mount\": ", stdout);
-		put_json(stdout, h[i].path, strnlen(h[i].path, sizeof(h[i].path)));
-		printf(", \"type\": \"%s\", \"controllers\": [", h[i].version == 2 ? "v2" : "v1");
+		put_json(stdout, path, strlen(path));
+		printf(", \"type\": \"%s\", \"controllers\": [",
+		       cgk_hierarchies_version(h, i) == 2 ? "v2" : "v1");
 		/* "cpu,cpuacct": one string each */
 		while (*c) {
 			size_t len = strcspn(c, ",");
 
-			if (c != h[i].controllers)
+			if (c != first)
 				fputs(", ", stdout);
 			put_json(stdout, c, len);
 			c += len + (c[len] == ',');
 		}
 		fputs("], \"backends\": [", stdout);
-		for (int b = CGK_BACKEND_KERNEL, k = 0; b < CGK_BACKEND_COUNT_; b++)
-			if (h[i].backends & (1u << b))
+		for (int b = CGK_BACKEND_KERNEL, k = 0; cgk_backend_name(b); b++)
+			if (backends & (1u << b))
 				printf("%s\"%s\"", k++ ? ", " : "", cgk_backend_name(b));
 		fputs("]}", stdout);
 	}
@@ -658,21 +664,20 @@ static int hierarchies_json(const struct cgk_hierarchy *h, size_t n)
 
 static int list_hierarchies(const struct cli *cli)
 {
-	struct cgk_hierarchy *h = NULL;
-	size_t n = 0;
-	int r = cgk_list_hierarchies(&h, &n);
+	cgk_hierarchies *h = NULL;
+	int r = cgk_hierarchies_read(&h);
 
 	if (r < 0) {
 		fprintf(stderr, "cgkill: cannot read /proc/self/mountinfo (%s)\n", strerrorname_np(-r));
 		return EXIT_ERROR;
 	}
 	if (cli->json) {
-		r = hierarchies_json(h, n);
+		r = hierarchies_json(h);
 	} else {
-		print_table(stdout, cli, "", hier_cell, h, n);
+		print_table(stdout, cli, "", hier_cell, h, cgk_hierarchies_count(h));
 		r = EXIT_DONE;
 	}
-	free(h);
+	cgk_hierarchies_free(h);
 	return r;
 }
 
@@ -682,7 +687,7 @@ static bool confirm(const char *path, unsigned procs, unsigned cgroups, void *us
 	char answer[16], buf[32];
 
 	say(stderr, "cgkill: send %s to %u process(es) in %u cgroup(s) under %s? [y/N] ",
-		cgk_signal_name(cli->opts.signal, buf, sizeof(buf)) ?: "?", procs, cgroups, path);
+		cgk_signal_name(cli->signal, buf, sizeof(buf)) ?: "?", procs, cgroups, path);
 	fflush(stderr);
 	if (!fgets(answer, sizeof(answer), stdin))
 		return false;
@@ -697,49 +702,53 @@ static void progress(const char *path, unsigned left, uint64_t waited_ms, void *
 		(unsigned long long)waited_ms);
 }
 
-static int exit_status(const struct cgk_report *rep, int r)
+static int exit_status(const cgk_report *rep, int r)
 {
 	if (r >= 0)
 		return EXIT_DONE;
-	if (rep->refused != CGK_GUARD_NONE)
+	if (cgk_report_refused(rep) != CGK_GUARD_NONE)
 		return EXIT_REFUSED;
-	if (r == -ETIMEDOUT && rep->waited && !rep->emptied)
+	if (r == -ETIMEDOUT && cgk_report_waited(rep) && !cgk_report_emptied(rep))
 		return EXIT_TIMEOUT;
 	return EXIT_ERROR;
 }
 
-static void tell(const struct cli *cli, const struct cgk_report *rep, int r)
+static void tell(const struct cli *cli, const cgk_report *rep, int r)
 {
 	char buf[32];
 
 	if (r < 0) {
 		fputs("cgkill: ", stderr);
-		put_safe(stderr, rep->message);
+		put_safe(stderr, rep ? cgk_report_message(rep) : strerror(-r));
 		fputc('\n', stderr);
-		if (!cli->quiet)
-			print_processes(stderr, cli, rep, 1, true, cli->raw ? "" : "  ");
+		if (!cli->quiet && rep)
+			print_processes(stderr, cli, &rep, 1, true, cli->raw ? "" : "  ");
 		return;
 	}
 	if (!cli->verbose || cli->quiet || cli->print)
 		return;
-	say(stderr, "cgkill: %s:", rep->path);
-	for (unsigned i = 0; i < rep->n_signals; i++)
+	say(stderr, "cgkill: %s:", cgk_report_path(rep));
+	for (size_t i = 0; i < cgk_report_n_signals(rep); i++) {
+		enum cgk_backend b = CGK_BACKEND_AUTO;
+		int sig = cgk_report_signal(rep, i, &b);
+
 		fprintf(stderr, "%s %s via %s", i ? ", then" : "",
-			cgk_signal_name(rep->signals[i], buf, sizeof(buf)) ?: "?",
-			cgk_backend_name(rep->backends[i]));
-	if (rep->fell_back_from != CGK_BACKEND_AUTO)
-		fprintf(stderr, " (fell back from %s: %s)", cgk_backend_name(rep->fell_back_from),
-			strerrorname_np(rep->fallback_errno) ?: "?");
-	fprintf(stderr, ", %u cgroup(s)", rep->cgroups);
-	if (rep->backend != CGK_BACKEND_KERNEL)
-		fprintf(stderr, ", %u process(es) signalled", rep->signalled);
-	if (rep->unreachable)
-		fprintf(stderr, ", %u outside our pid namespace", rep->unreachable);
-	if (rep->not_permitted)
-		fprintf(stderr, ", %u not permitted", rep->not_permitted);
-	fprintf(stderr, ", signals sent in %llu ms", (unsigned long long)rep->signal_ms);
-	if (rep->emptied)
-		fprintf(stderr, ", empty after %llu ms", (unsigned long long)rep->empty_ms);
+			cgk_signal_name(sig, buf, sizeof(buf)) ?: "?", cgk_backend_name(b));
+	}
+	if (cgk_report_fell_back_from(rep) != CGK_BACKEND_AUTO)
+		fprintf(stderr, " (fell back from %s: %s)",
+			cgk_backend_name(cgk_report_fell_back_from(rep)),
+			strerrorname_np(cgk_report_fallback_errno(rep)) ?: "?");
+	fprintf(stderr, ", %u cgroup(s)", cgk_report_cgroups(rep));
+	if (cgk_report_backend(rep) != CGK_BACKEND_KERNEL)
+		fprintf(stderr, ", %u process(es) signalled", cgk_report_signalled(rep));
+	if (cgk_report_unreachable(rep))
+		fprintf(stderr, ", %u outside our pid namespace", cgk_report_unreachable(rep));
+	if (cgk_report_not_permitted(rep))
+		fprintf(stderr, ", %u not permitted", cgk_report_not_permitted(rep));
+	fprintf(stderr, ", signals sent in %llu ms", (unsigned long long)cgk_report_signal_ms(rep));
+	if (cgk_report_emptied(rep))
+		fprintf(stderr, ", empty after %llu ms", (unsigned long long)cgk_report_empty_ms(rep));
 	fputc('\n', stderr);
 }
 
@@ -1003,6 +1012,20 @@ static void free_pids(pid_t **pids)
 	free(*pids);
 }
 
+static void free_options(cgk_options **opts)
+{
+	cgk_options_free(*opts);
+}
+
+/* A setter can fail only without memory: every value was checked. */
+static void need(int r)
+{
+	if (r < 0) {
+		fprintf(stderr, "cgkill: %s\n", strerror(-r));
+		exit(EXIT_ERROR);
+	}
+}
+
 enum {
 	OPT_NO_WAIT = 0x100,
 	OPT_TIMEOUT,
@@ -1043,7 +1066,10 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
-	struct cli cli = { .opts = CGK_OPTIONS_INIT };
+	struct cli cli = { .signal = SIGKILL };
+	cgk_options *opts __attribute__((cleanup(free_options))) = NULL;
+	unsigned flags = 0;
+	size_t n_escalations = 0;
 	char **targets __attribute__((cleanup(free_targets))) = calloc((size_t)argc + 1, sizeof(char *));
 	/* pids[i] > 0: targets[i] is that --pid, resolved by the library,
 	 * which checks the cgroup it opens holds the pid. */
@@ -1055,20 +1081,26 @@ int main(int argc, char **argv)
 	const char *signal_arg = NULL;
 	int c;
 
-	if (!targets || !pids)
+	if (!targets || !pids || cgk_options_new(&opts) < 0)
 		return EXIT_ERROR;
+	cli.opts = opts;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "s:b:w::pnjJo:rfil::LvqhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			cli.opts.signal = parse_signal(optarg);
+			cli.signal = parse_signal(optarg);
+			need(cgk_options_set_signal(opts, cli.signal));
 			break;
-		case 'b':
-			if (cgk_backend_from_name(optarg, &cli.opts.backend) < 0)
+		case 'b': {
+			enum cgk_backend b;
+
+			if (cgk_backend_from_name(optarg, &b) < 0)
 				usage_error("unknown backend: %s (auto, kernel, freeze, v1-freeze, loop)", optarg);
+			need(cgk_options_set_backend(opts, b));
 			break;
+		}
 		case 'w': {
-			uint64_t ms;
+			uint64_t ms, wait_ms;
 
 			/* "-w 5s" would make 5s a cgroup to kill: say how to write it. */
 			if (!optarg && optind < argc && cgk_parse_duration(argv[optind], &ms) == 0)
@@ -1078,26 +1110,25 @@ int main(int argc, char **argv)
 				usage_error("-w %s: a duration goes with the option and needs a unit "
 					    "(-w%sms? -w%ss?)", argv[optind], argv[optind], argv[optind]);
 			cli.wait_set = true;
-			cli.opts.wait_ms = !optarg ? 10000 :
+			wait_ms = !optarg ? 10000 :
 				parse_duration(strncmp(argv[optind - 1], "--", 2) ? "-w" : "--wait=", optarg);
-			if (!cli.opts.wait_ms)
+			if (!wait_ms)
 				usage_error("--wait needs a duration above 0; use --no-wait not to wait");
+			need(cgk_options_set_wait(opts, wait_ms));
 			break;
 		}
 		case OPT_NO_WAIT:
 			cli.wait_set = true;
-			cli.opts.wait_ms = 0;
+			need(cgk_options_set_wait(opts, 0));
 			break;
 		case OPT_TIMEOUT: {
-			struct cgk_escalation *e;
+			uint64_t after_ms;
 
 			if (optind >= argc)
 				usage_error("--timeout needs a duration and a signal");
-			if (cli.opts.n_escalations == CGK_MAX_ESCALATIONS)
-				usage_error("at most %d --timeout steps", CGK_MAX_ESCALATIONS);
-			e = &cli.opts.escalations[cli.opts.n_escalations++];
-			e->after_ms = parse_duration("--timeout ", optarg);
-			e->signal = parse_signal(argv[optind++]);
+			after_ms = parse_duration("--timeout ", optarg);
+			need(cgk_options_add_escalation(opts, after_ms, parse_signal(argv[optind++])));
+			n_escalations++;
 			break;
 		}
 		case OPT_PID: {
@@ -1120,7 +1151,7 @@ int main(int argc, char **argv)
 		case 'p':
 		case 'n':
 			cli.print = true;
-			cli.opts.flags |= CGK_DRY_RUN;
+			flags |= CGK_DRY_RUN;
 			break;
 		case 'j':
 		case 'J':
@@ -1136,13 +1167,13 @@ int main(int argc, char **argv)
 			cli.raw = true;
 			break;
 		case 'f':
-			cli.opts.flags |= CGK_FORCE;
+			flags |= CGK_FORCE;
 			break;
 		case 'i':
-			cli.opts.confirm = confirm;
+			need(cgk_options_set_confirm(opts, confirm, &cli));
 			break;
 		case OPT_PROTECTED:
-			cli.opts.protected_file = optarg;
+			need(cgk_options_set_protected_file(opts, optarg));
 			break;
 		case OPT_LIST_HIERARCHIES:
 		case 'l':
@@ -1157,7 +1188,6 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			cli.verbose = true;
-			cli.opts.progress = progress;
 			break;
 		case 'q':
 			cli.quiet = true;
@@ -1195,52 +1225,48 @@ int main(int argc, char **argv)
 		usage_error("no cgroup specified");
 	/* Waiting is the default for KILL and for escalations; a graceful
 	 * signal alone returns once it is sent unless --wait asks. */
-	if (!cli.wait_set && cli.opts.signal != SIGKILL && !cli.opts.n_escalations)
-		cli.opts.wait_ms = 0;
-	if (cli.quiet)
-		cli.opts.progress = NULL;
-	cli.opts.userdata = &cli;
+	if (!cli.wait_set && cli.signal != SIGKILL && !n_escalations)
+		need(cgk_options_set_wait(opts, 0));
+	if (cli.verbose && !cli.quiet)
+		need(cgk_options_set_progress(opts, progress, NULL));
 
-	struct cgk_report *reports = calloc(n_targets, sizeof(*reports));
-	const struct cgk_report **list = calloc(n_targets, sizeof(*list));
+	cgk_report **reports = calloc(n_targets, sizeof(*reports));
 	int worst = EXIT_DONE;
 	size_t handled = 0;
 
-	if (!reports || !list) {
-		free(reports);
-		free(list);
+	if (!reports)
 		return EXIT_ERROR;
-	}
 	catch_interrupts();
 	raise_fd_limit();
-	cli.opts.cancel = &interrupted;
+	need(cgk_options_set_cancel(opts, &interrupted));
 	/* Signal at real-time priority where permitted, back to ours before
 	 * any wait: beside a fork bomb an ordinary process gets a sliver of
 	 * the CPU (bench/RESULTS.md, "Stalls beside a bomb"). */
-	cli.opts.flags |= CGK_BOOST;
+	need(cgk_options_set_flags(opts, flags | CGK_BOOST));
 	for (size_t i = 0; i < n_targets && !interrupted; i++, handled++) {
-		int r = pids[i] ? cgk_kill_pid(pids[i], &cli.opts, &reports[i]) :
-				  cgk_kill(targets[i], &cli.opts, &reports[i]);
-		int status = exit_status(&reports[i], r);
+		int r = pids[i] ? cgk_kill_pid(pids[i], opts, &reports[i]) :
+				  cgk_kill(targets[i], opts, &reports[i]);
+		int status = exit_status(reports[i], r);
 
-		tell(&cli, &reports[i], r);
+		/* Not even a report: out of memory. */
+		if (!reports[i])
+			return EXIT_ERROR;
+		tell(&cli, reports[i], r);
 		if (status > worst)
 			worst = status;
-		list[i] = &reports[i];
 	}
 	/* One table for every target's dry run: one heading, columns aligned
 	 * across them. */
 	if (cli.print && !cli.json)
-		print_processes(stdout, &cli, reports, handled, false, "");
-	if (cli.json && cgk_report_json(list, handled, stdout) < 0) {
+		print_processes(stdout, &cli, (const cgk_report *const *)reports, handled, false, "");
+	if (cli.json && cgk_report_json((const cgk_report *const *)reports, handled, stdout) < 0) {
 		fprintf(stderr, "cgkill: cannot write the JSON report\n");
 		worst = EXIT_ERROR;
 	}
 	for (size_t i = 0; i < handled; i++)
-		cgk_report_free(&reports[i]);
+		cgk_report_free(reports[i]);
 	if (interrupted)
 		worst = 128 + interrupted;
 	free(reports);
-	free(list);
 	return worst;
 }

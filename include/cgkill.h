@@ -2,22 +2,26 @@
 /*
  * libcgkill: kill every process in a cgroup and in all of its descendants.
  *
- *	struct cgk_options opts = CGK_OPTIONS_INIT;
- *	struct cgk_report rep;
- *	int r = cgk_kill("/sys/fs/cgroup/system.slice/foo.service", &opts, &rep);
+ *	cgk_report *rep = NULL;
+ *	int r = cgk_kill("/sys/fs/cgroup/system.slice/foo.service", NULL, &rep);
  *	if (r < 0)
- *		fprintf(stderr, "%s\n", rep.message);
- *	cgk_report_free(&rep);
+ *		fprintf(stderr, "%s\n", rep ? cgk_report_message(rep) : strerror(-r));
+ *	cgk_report_free(rep);
  *
- * Functions return 0 or a negative errno. Nothing here prints or exits, and
- * there is no global mutable state: calls on different cgroups may run in
- * parallel threads.
+ * Functions return 0 (or a count) or a negative errno. Nothing here prints
+ * or exits, and there is no global mutable state: calls on different
+ * cgroups may run in parallel threads.
+ *
+ * Every object is opaque and made by the library, and read and changed
+ * through functions only: new fields come as new functions, so a program
+ * built against an older cgkill.h keeps working with a newer library.
  */
 #ifndef CGKILL_H
 #define CGKILL_H
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -26,7 +30,7 @@
 extern "C" {
 #endif
 
-#define CGK_VERSION "0.1.0"
+#define CGK_VERSION "1.0.0"
 /* CGK_VERSION of the library loaded at run time, which may be newer than
  * the header a program was built with. */
 const char *cgk_version(void);
@@ -34,13 +38,13 @@ const char *cgk_version(void);
  * added keys, bumped when a key is removed, renamed or changes type. */
 #define CGK_JSON_SCHEMA 1
 
+/* New values may be added; cgk_backend_name() returns NULL past the last. */
 enum cgk_backend {
 	CGK_BACKEND_AUTO = 0,	/* pick the best one that works */
 	CGK_BACKEND_KERNEL,	/* write "1" to cgroup.kill (v2, 5.14+, SIGKILL) */
 	CGK_BACKEND_FREEZE,	/* cgroup.freeze, signal, thaw (v2, 5.2+) */
 	CGK_BACKEND_V1_FREEZE,	/* freezer.state, signal, thaw (v1 freezer) */
 	CGK_BACKEND_LOOP,	/* signal until a pass finds nothing new */
-	CGK_BACKEND_COUNT_
 };
 
 enum cgk_flags {
@@ -53,7 +57,7 @@ enum cgk_flags {
 	CGK_BOOST = 1u << 2,
 };
 
-/* Which guard rail refused a target (cgk_report.refused). */
+/* Which guard rail refused a target (cgk_report_refused()). */
 enum cgk_guard {
 	CGK_GUARD_NONE = 0,
 	CGK_GUARD_ROOT,		/* root cgroup of a hierarchy; never overridable */
@@ -63,119 +67,151 @@ enum cgk_guard {
 	CGK_GUARD_DECLINED,	/* the confirm callback said no */
 };
 
-#define CGK_MAX_ESCALATIONS 8
+/* ---- options: what to send, how, and how long to wait ---- */
+typedef struct cgk_options cgk_options;
 
-struct cgk_escalation {
-	uint64_t after_ms;	/* wait this long for the tree to empty, then */
-	int signal;		/* send this to whatever is left */
+/* Before anything is signalled, with the number of processes and cgroups
+ * found; anything but true declines the kill. */
+typedef bool (*cgk_confirm_fn)(const char *path, unsigned processes, unsigned cgroups,
+			       void *userdata);
+/* About every 250 ms while waiting for the tree to empty. */
+typedef void (*cgk_progress_fn)(const char *path, unsigned left, uint64_t waited_ms,
+				void *userdata);
+
+/* SIGKILL, auto backend, wait 10 s, no flags, nothing else. -ENOMEM. */
+int cgk_options_new(cgk_options **ret);
+/* Frees; NULL is fine. Returns NULL. */
+cgk_options *cgk_options_free(cgk_options *opts);
+/* The first signal (default SIGKILL): -EINVAL if sig is not a signal. */
+int cgk_options_set_signal(cgk_options *opts, int sig);
+/* -EINVAL for a backend this library does not know. */
+int cgk_options_set_backend(cgk_options *opts, enum cgk_backend backend);
+/* Deadline for the tree to empty after the last signal: 0 does not wait,
+ * UINT64_MAX waits for ever. */
+int cgk_options_set_wait(cgk_options *opts, uint64_t ms);
+/* enum cgk_flags, replacing those set before: -EINVAL for a bit this
+ * library does not know, so that a flag is never silently ignored. */
+int cgk_options_set_flags(cgk_options *opts, unsigned flags);
+/* After the previous signal, wait up to after_ms for the tree to empty,
+ * then send sig to what is left. Any number, in order of the calls. */
+int cgk_options_add_escalation(cgk_options *opts, uint64_t after_ms, int sig);
+/* The protected-cgroup list (copied); NULL: $CGKILL_PROTECTED, else
+ * /etc/cgkill/protected. */
+int cgk_options_set_protected_file(cgk_options *opts, const char *path);
+/* NULL fn: no callback. */
+int cgk_options_set_confirm(cgk_options *opts, cgk_confirm_fn fn, void *userdata);
+int cgk_options_set_progress(cgk_options *opts, cgk_progress_fn fn, void *userdata);
+/* If set, waits give up with -ECANCELED once *cancel is non-zero (a signal
+ * handler sets it). Freezing and signalling are never cut short: they are
+ * bounded and always thaw. */
+int cgk_options_set_cancel(cgk_options *opts, volatile sig_atomic_t *cancel);
+
+/* ---- killing ---- */
+typedef struct cgk_report cgk_report;
+
+/*
+ * Signal the cgroup at path (absolute, or relative to the cgroup v2 mount)
+ * and all of its descendants, as opts says (NULL: the defaults). 0 once the
+ * subtree is empty (or was signalled, without a wait), else a negative
+ * errno: -ETIMEDOUT when processes survived the wait, -EPERM for a guard
+ * rail's refusal or refused signals, and others. If report is not NULL,
+ * *report gets what happened, on success and failure alike (NULL only if
+ * even that could not be allocated); free it with cgk_report_free().
+ */
+int cgk_kill(const char *path, const cgk_options *opts, cgk_report **report);
+/* The same for a cgroup directory opened by the caller (O_PATH will do). */
+int cgk_kill_fd(int cgroup_dirfd, const cgk_options *opts, cgk_report **report);
+/* The cgroup v2 that holds pid, once that cgroup's own list confirms the
+ * pid is there. */
+int cgk_kill_pid(pid_t pid, const cgk_options *opts, cgk_report **report);
+
+/* ---- the report ---- */
+cgk_report *cgk_report_free(cgk_report *report);
+/* Absolute path of the target as resolved (or as given, if unresolved). */
+const char *cgk_report_path(const cgk_report *report);
+/* 2 or 1; 0 if unresolved. */
+int cgk_report_hierarchy(const cgk_report *report);
+/* The backend of the last signal sent; AUTO if none was. */
+enum cgk_backend cgk_report_backend(const cgk_report *report);
+/* The first backend auto could not use (AUTO if none), and why (errno). */
+enum cgk_backend cgk_report_fell_back_from(const cgk_report *report);
+int cgk_report_fallback_errno(const cgk_report *report);
+enum cgk_guard cgk_report_refused(const cgk_report *report);
+/* Signals sent, in order: the count, and signal i with its backend. */
+size_t cgk_report_n_signals(const cgk_report *report);
+int cgk_report_signal(const cgk_report *report, size_t i, enum cgk_backend *backend);
+/* Cgroups visited, the target included. */
+unsigned cgk_report_cgroups(const cgk_report *report);
+/* Processes signalled (the kernel backend does not say: 0). */
+unsigned cgk_report_signalled(const cgk_report *report);
+/* PID 0 entries: processes outside the caller's pid namespace. */
+unsigned cgk_report_unreachable(const cgk_report *report);
+/* Processes whose signal failed with EPERM. */
+unsigned cgk_report_not_permitted(const cgk_report *report);
+bool cgk_report_waited(const cgk_report *report);
+/* The subtree was seen empty before the deadline. */
+bool cgk_report_emptied(const cgk_report *report);
+/* Time spent sending the signals; from the start until empty. */
+uint64_t cgk_report_signal_ms(const cgk_report *report);
+uint64_t cgk_report_empty_ms(const cgk_report *report);
+/* The negative errno the call returned, 0 if it succeeded; and what
+ * failed, naming the cgroup: "" exactly when the error is 0. */
+int cgk_report_error(const cgk_report *report);
+const char *cgk_report_message(const cgk_report *report);
+
+/* Lists of processes in a report; new kinds may be added. */
+enum cgk_list {
+	CGK_LIST_LISTED = 0,	/* dry run: what would be signalled */
+	CGK_LIST_SURVIVORS,	/* left after a timed-out wait */
 };
+typedef struct cgk_process cgk_process;
+size_t cgk_report_n_processes(const cgk_report *report, enum cgk_list list);
+/* Process i of list, NULL past the end; valid as long as the report. */
+const cgk_process *cgk_report_process(const cgk_report *report, enum cgk_list list,
+				      size_t i);
+/* 0: not visible in the caller's pid namespace. */
+pid_t cgk_process_pid(const cgk_process *p);
+/* As in /proc/PID/stat: R, S, D, Z, T, ... */
+char cgk_process_state(const cgk_process *p);
+/* At most 15 bytes, arbitrary apart from NUL. */
+const char *cgk_process_comm(const cgk_process *p);
+/* Its cgroup relative to the target, "" for the target itself. */
+const char *cgk_process_cgroup(const cgk_process *p);
 
-struct cgk_options {
-	int signal;		/* first signal; default SIGKILL */
-	enum cgk_backend backend;
-	uint64_t wait_ms;	/* deadline for the tree to empty; 0: do not wait */
-	unsigned flags;		/* enum cgk_flags */
-	unsigned n_escalations;
-	struct cgk_escalation escalations[CGK_MAX_ESCALATIONS];
-	/* Protected-cgroup list; NULL: $CGKILL_PROTECTED or /etc/cgkill/protected. */
-	const char *protected_file;
-	/*
-	 * Called, if set, before anything is signalled, with the number of
-	 * processes and cgroups found; anything but true declines the kill.
-	 */
-	bool (*confirm)(const char *path, unsigned processes, unsigned cgroups,
-			void *userdata);
-	/* Called, if set, about every 250 ms while waiting for the tree to empty. */
-	void (*progress)(const char *path, unsigned left, uint64_t waited_ms,
-			 void *userdata);
-	void *userdata;
-	/* If set, waits give up with -ECANCELED once *cancel is non-zero (a
-	 * signal handler sets it). Freezing and signalling are never cut short:
-	 * they are bounded and always thaw. */
-	volatile sig_atomic_t *cancel;
-};
+/* Write reports as one JSON document (schema CGK_JSON_SCHEMA). */
+int cgk_report_json(const cgk_report *const *reports, size_t n, FILE *out);
 
-/* SIGKILL, auto, wait 10 s, nothing else. Every field, in order and without
- * designators: C and C++ before C++20 alike take it without a warning. */
-#define CGK_OPTIONS_INIT                                                      \
-	{ SIGKILL, CGK_BACKEND_AUTO, 10000, 0, 0, { { 0, 0 } },              \
-	  NULL, NULL, NULL, NULL, NULL }
-
-struct cgk_process {
-	pid_t pid;		/* 0: not visible in the caller's pid namespace */
-	char state;		/* as in /proc/PID/stat: R, S, D, Z, T, ... */
-	char comm[16];		/* NUL-terminated; arbitrary bytes otherwise */
-	char cgroup[256];	/* relative to the target, "" for the target */
-};
-
-struct cgk_process_list {
-	size_t n;
-	struct cgk_process *v;
-};
-
-#define CGK_MAX_SIGNALS (1 + CGK_MAX_ESCALATIONS)
-
-struct cgk_report {
-	char path[4096];	/* absolute path of the target as resolved */
-	int hierarchy;		/* 2 or 1; 0 if unresolved */
-	enum cgk_backend backend;	/* the backend of the last signal */
-	enum cgk_backend fell_back_from;	/* AUTO if none */
-	int fallback_errno;	/* why the first choice was not used */
-	enum cgk_guard refused;
-	unsigned n_signals;
-	int signals[CGK_MAX_SIGNALS];	/* signals sent, in order */
-	enum cgk_backend backends[CGK_MAX_SIGNALS];	/* the backend of each */
-	unsigned cgroups;	/* cgroups visited (target included) */
-	unsigned signalled;	/* processes signalled (kernel backend: unknown, 0) */
-	unsigned unreachable;	/* PID 0 entries: outside our pid namespace */
-	unsigned not_permitted;	/* EPERM from the signal */
-	bool waited;
-	bool emptied;		/* subtree seen empty before the deadline */
-	struct cgk_process_list listed;	/* dry run: what would be signalled */
-	struct cgk_process_list survivors;	/* after a timed-out wait */
-	uint64_t signal_ms;	/* time spent sending the signals */
-	uint64_t empty_ms;	/* from the start until empty (if emptied) */
-	int error;		/* negative errno of the failure, 0 if none */
-	char message[4608];	/* what failed, naming the cgroup; "" if none */
-};
-
-int cgk_kill(const char *path, const struct cgk_options *opts,
-	     struct cgk_report *report);
-int cgk_kill_fd(int cgroup_dirfd, const struct cgk_options *opts,
-		struct cgk_report *report);
-/* Kill the cgroup v2 that holds pid, once that cgroup's own list confirms
- * the pid is there. */
-int cgk_kill_pid(pid_t pid, const struct cgk_options *opts, struct cgk_report *report);
-void cgk_report_free(struct cgk_report *report);
-int cgk_report_json(const struct cgk_report *const *reports, size_t n,
-		    FILE *out);
-
+/* ---- names ---- */
 const char *cgk_backend_name(enum cgk_backend backend);
 int cgk_backend_from_name(const char *name, enum cgk_backend *backend);
 const char *cgk_guard_name(enum cgk_guard guard);
-
 /* "TERM", "SIGTERM", "term", "15", "RTMIN+2", "RTMAX-1". */
 int cgk_signal_from_name(const char *name, int *signal);
-/* "TERM", or "RTMIN+2", or NULL if sig is not a signal. */
+/* "TERM", or "RTMIN+2", or NULL if sig is not a signal (16 bytes hold any). */
 const char *cgk_signal_name(int sig, char *buf, size_t size);
-
 /* A time span of systemd.time(7) in ms, rounded up: "250ms", "1.5s",
  * "1min 30s", "infinity" (UINT64_MAX: no deadline). A bare number other
  * than 0 has no unit: -EINVAL. Too long: -ERANGE. */
 int cgk_parse_duration(const char *text, uint64_t *ms);
 
-/* A mounted cgroup hierarchy and the backends that can serve it. */
-struct cgk_hierarchy {
-	char path[4096];	/* mount point */
-	int version;		/* 2 or 1 */
-	char controllers[256];	/* v1: "freezer", "cpu,cpuacct", "name=systemd" */
-	unsigned backends;	/* bit (1u << enum cgk_backend) for each */
-};
-/* Every cgroup hierarchy in /proc/self/mountinfo; *out is malloc'ed. */
-int cgk_list_hierarchies(struct cgk_hierarchy **out, size_t *n);
+/* ---- the system's cgroups ---- */
+/* The mounted cgroup hierarchies, as /proc/self/mountinfo lists them. */
+typedef struct cgk_hierarchies cgk_hierarchies;
+int cgk_hierarchies_read(cgk_hierarchies **ret);
+cgk_hierarchies *cgk_hierarchies_free(cgk_hierarchies *h);
+size_t cgk_hierarchies_count(const cgk_hierarchies *h);
+/* Of hierarchy i: its mount point (NULL past the end), */
+const char *cgk_hierarchies_path(const cgk_hierarchies *h, size_t i);
+/* 2 or 1 (0 past the end), */
+int cgk_hierarchies_version(const cgk_hierarchies *h, size_t i);
+/* v1: "freezer", "cpu,cpuacct", "name=systemd"; v2: "", */
+const char *cgk_hierarchies_controllers(const cgk_hierarchies *h, size_t i);
+/* and a bit (1u << enum cgk_backend) for each backend that can serve it. */
+unsigned cgk_hierarchies_backends(const cgk_hierarchies *h, size_t i);
 
-/* The cgroup v2 directory that holds pid, as an absolute path. */
-int cgk_cgroup_of_pid(pid_t pid, char *buf, size_t size);
+/* The cgroup v2 directory that holds pid, as an absolute path; *path is
+ * malloc'ed. */
+int cgk_cgroup_of_pid(pid_t pid, char **path);
 
 #ifdef __cplusplus
 }

@@ -19,7 +19,6 @@
 #include "internal.h"
 
 #define FREEZE_WAIT_MS 1000
-#define SEND_BUDGET_MS 10000
 
 static int freeze_probe(struct cgk_run *run, int sig)
 {
@@ -32,7 +31,7 @@ static int freeze_probe(struct cgk_run *run, int sig)
 }
 
 /* Wait, bounded, for "frozen 1"; tasks in D state or forking can delay it. */
-static bool wait_frozen(int evfd)
+static bool events_frozen(int evfd)
 {
 	uint64_t deadline = cgk_now_ms() + FREEZE_WAIT_MS;
 	int frozen;
@@ -99,18 +98,17 @@ static bool kill_freezing(struct cgk_run *run, int evfd, uint64_t deadline, int 
 
 static int freeze_send(struct cgk_run *run, int sig)
 {
-	_cleanup_free_ char *old = NULL;
-	int r = cgk_read_file_at(run->t->fd, "cgroup.freeze", &old, NULL);
+	int r = cgk_freeze_value(run->t->fd);
 	/* Frozen with our mark: left by a run of ours that was killed before
 	 * its thaw (SIGKILL cannot wait), so ours to thaw, not the user's. */
-	bool was_frozen = r == 0 && old[0] == '1' && !cgk_marked(run->t->fd, CGK_MARK_FROZEN);
-	uint64_t deadline = cgk_now_ms() + SEND_BUDGET_MS;
+	bool was_frozen = r == 1 && !cgk_marked(run->t->fd, CGK_MARK_FROZEN);
+	uint64_t deadline = cgk_now_ms() + CGK_SEND_BUDGET_MS;
 	_cleanup_close_ int evfd = -1;
 	sigset_t mask;
 	bool settled;
 
 	if (r < 0)
-		return cgk_fail(run, r, "cannot read cgroup.freeze");
+		return cgk_error_set(&run->err, r, "cannot read cgroup.freeze");
 	if (!was_frozen) {
 		/* A killed task stays killed, so SIGKILL need not wait for the
 		 * freeze write, which wakes every task (73 ms for 10,000) and
@@ -133,20 +131,20 @@ static int freeze_send(struct cgk_run *run, int sig)
 		if (sig == SIGKILL && cgk_removed(r))
 			return 0;
 		if (r < 0)
-			return cgk_fail(run, r, "cannot freeze the cgroup");
+			return cgk_error_set(&run->err, r, "cannot freeze the cgroup");
 	}
 	evfd = openat(run->t->fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
 	if (evfd < 0) {
 		settled = false;
-		r = cgk_loop_passes(run, sig, deadline, false);
+		r = cgk_passes(run, sig, deadline, false);
 	} else if (sig == SIGKILL) {
 		settled = kill_freezing(run, evfd, deadline, &r);
 	} else {
 		/* Nothing in a frozen subtree forks or moves itself: one pass
 		 * sees every process, as the kernel's own single walk does. */
-		settled = wait_frozen(evfd);
+		settled = events_frozen(evfd);
 		r = settled ? cgk_signal_pass(run, sig, NULL) :
-			      cgk_loop_passes(run, sig, deadline, false);
+			      cgk_passes(run, sig, deadline, false);
 	}
 
 	/* Thaw on every path; a cgroup the user had frozen stays frozen. A
@@ -161,11 +159,11 @@ static int freeze_send(struct cgk_run *run, int sig)
 		if (cgk_removed(t))
 			t = 0;
 		if (t < 0 && r >= 0)
-			r = cgk_fail(run, t, "cannot thaw the cgroup");
+			r = cgk_error_set(&run->err, t, "cannot thaw the cgroup");
 	}
 	/* Not all frozen: a dying parent may have forked after its pass. */
 	if (r >= 0 && !settled)
-		r = cgk_loop_passes(run, sig, deadline, true);
+		r = cgk_passes(run, sig, deadline, true);
 	return r;
 }
 

@@ -31,7 +31,7 @@ static int kernel_send(struct cgk_run *run, int sig)
 	(void)sig;
 	r = cgk_write_file_at(run->t->fd, "cgroup.kill", "1");
 	if (r < 0)
-		return cgk_fail(run, r, "cannot write cgroup.kill");
+		return cgk_error_set(&run->err, r, "cannot write cgroup.kill");
 	thaw_left_behind(run);
 	return 0;
 }

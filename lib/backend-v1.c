@@ -31,44 +31,10 @@
 
 #include "internal.h"
 
-#define V1_BUDGET_MS 10000	/* the whole send */
 #define MAX_ROUNDS 64		/* freeze, passes, thaw, check */
 #define SETTLE_MS 500		/* wait for FROZEN, per attempt */
 #define FREEZE_TRIES 3
 #define POLL_MAX_MS 32
-
-enum { THAWED, FREEZING, FROZEN };
-
-static int read_state(int cgfd)
-{
-	_cleanup_free_ char *buf = NULL;
-	int r = cgk_read_file_at(cgfd, "freezer.state", &buf, NULL);
-
-	if (r < 0)
-		return r;
-	if (strncmp(buf, "THAWED", 6) == 0)
-		return THAWED;
-	if (strncmp(buf, "FREEZING", 8) == 0)
-		return FREEZING;
-	if (strncmp(buf, "FROZEN", 6) == 0)
-		return FROZEN;
-	return -EINVAL;
-}
-
-/* Frozen on its own account (not only because an ancestor is): 0 or 1. */
-static int read_self_freezing(int cgfd)
-{
-	_cleanup_free_ char *buf = NULL;
-	int r = cgk_read_file_at(cgfd, "freezer.self_freezing", &buf, NULL);
-
-	if (r == -ENOENT) {	/* before 3.13: approximate with the state */
-		r = read_state(cgfd);
-		return r < 0 ? r : r != THAWED;
-	}
-	if (r < 0)
-		return r;
-	return buf[0] == '1';
-}
 
 static int v1_probe(struct cgk_run *run, int sig)
 {
@@ -95,12 +61,12 @@ struct v1 {
 static int thaw_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg)
 {
 	int *err = arg;
-	int s = read_state(cgfd);
+	int s = cgk_freezer_state(cgfd);
 
 	(void)run;
 	(void)rel;
 	/* Removed meanwhile: nothing left to thaw there. */
-	if (s == THAWED || cgk_removed(s))
+	if (s == CGK_THAWED || cgk_removed(s))
 		return 0;
 	if (s >= 0)
 		s = cgk_write_file_at(cgfd, "freezer.state", "THAWED");
@@ -165,16 +131,16 @@ static int write_frozen(struct v1 *v)
 }
 
 /* Poll freezer.state with backoff until FROZEN (1) or the deadline (0). */
-static int wait_frozen(int cgfd, uint64_t deadline)
+static int state_frozen(int cgfd, uint64_t deadline)
 {
 	unsigned delay = 1;
 
 	for (;;) {
-		int s = read_state(cgfd);
+		int s = cgk_freezer_state(cgfd);
 
 		if (s < 0)
 			return s;
-		if (s == FROZEN)
+		if (s == CGK_FROZEN)
 			return 1;
 		if (cgk_now_ms() >= deadline)
 			return 0;
@@ -199,7 +165,7 @@ static int freeze(struct v1 *v, unsigned settle_ms, uint64_t deadline, bool *set
 		if (r < 0)
 			return r;
 		v->touched = true;
-		r = wait_frozen(fd, until < deadline ? until : deadline);
+		r = state_frozen(fd, until < deadline ? until : deadline);
 		if (r != 0) {
 			*settled = r > 0;
 			return r < 0 ? r : 0;
@@ -219,13 +185,13 @@ static int freeze(struct v1 *v, unsigned settle_ms, uint64_t deadline, bool *set
 int cgk_v1_freeze_send(struct cgk_run *run, int sig, unsigned settle_ms)
 {
 	__attribute__((cleanup(v1_cleanup))) struct v1 v = { .run = run, .sig = sig };
-	uint64_t deadline = cgk_now_ms() + V1_BUDGET_MS;
+	uint64_t deadline = cgk_now_ms() + CGK_SEND_BUDGET_MS;
 	bool settled = false;
 	unsigned rounds = 0;
-	int r = read_self_freezing(run->t->fd);
+	int r = cgk_freezer_self_freezing(run->t->fd);
 
 	if (r < 0)
-		return cgk_fail(run, r, "cannot read freezer.state");
+		return cgk_error_set(&run->err, r, "cannot read freezer.state");
 	/* Frozen with our mark: left by a run of ours that was killed before
 	 * its thaw, so ours to thaw, not the user's. */
 	v.user_frozen = r && !cgk_marked(run->t->fd, CGK_MARK_FROZEN);
@@ -248,15 +214,15 @@ int cgk_v1_freeze_send(struct cgk_run *run, int sig, unsigned settle_ms)
 		if (sig == SIGKILL && cgk_removed(r))
 			return 0;
 		if (r < 0)
-			return cgk_fail(run, r, "cannot write FROZEN to freezer.state");
+			return cgk_error_set(&run->err, r, "cannot write FROZEN to freezer.state");
 		/* Frozen, nothing forks or moves itself: one pass sees all. */
 		r = settled ? cgk_signal_pass(run, sig, NULL) :
-			      cgk_loop_passes(run, sig, deadline, false);
+			      cgk_passes(run, sig, deadline, false);
 		if (r < 0)
 			return r;
 		r = thaw(&v);
 		if (r < 0)
-			return cgk_fail(run, r, "cannot write THAWED to freezer.state");
+			return cgk_error_wrap(&run->err, r, "cannot write THAWED to freezer.state");
 		/* A settled freeze listed everything. Killed tasks fork no more;
 		 * what a handler forks after the thaw is new, as with the v2
 		 * freezer: not signalled. */
@@ -268,12 +234,12 @@ int cgk_v1_freeze_send(struct cgk_run *run, int sig, unsigned settle_ms)
 		if (!fresh)
 			break;
 		if (++rounds >= MAX_ROUNDS || cgk_now_ms() >= deadline)
-			return cgk_fail(run, -EAGAIN, "processes kept appearing after %u rounds",
+			return cgk_error_set(&run->err, -EAGAIN, "processes kept appearing after %u rounds",
 					rounds);
 	}
 	/* Thawed after a partial freeze: catch what dying parents still fork. */
 	if (!settled && sig == SIGKILL) {
-		r = cgk_loop_passes(run, sig, deadline, true);
+		r = cgk_passes(run, sig, deadline, true);
 		if (r < 0)
 			return r;
 	}
@@ -284,7 +250,7 @@ int cgk_v1_freeze_send(struct cgk_run *run, int sig, unsigned settle_ms)
 		 * tasks do not die: say so instead of timing out mutely. */
 		if (cgk_read_file_at(run->t->fd, "freezer.parent_freezing", &buf, NULL) == 0 &&
 		    buf[0] == '1')
-			return cgk_fail(run, -EBUSY,
+			return cgk_error_set(&run->err, -EBUSY,
 					"signalled, but an ancestor cgroup is frozen; "
 					"its tasks die only once it is thawed");
 	}

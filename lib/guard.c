@@ -22,16 +22,16 @@ static int inside_visit(struct cgk_run *run, int cgfd, const char *rel, void *ar
 {
 	struct inside *in = arg;
 	struct cgk_pidvec pids = { 0 };
-	int r = cgk_read_procs(cgfd, &pids);
+	int r = cgk_visit_procs(cgfd, rel, &pids);
 
-	if (r == -ENOENT || (r == -EOPNOTSUPP && *rel))
-		return 0;
-	for (size_t i = 0; r >= 0 && i < pids.n; i++) {
+	if (r <= 0)
+		return r;
+	for (size_t i = 0; i < pids.n; i++) {
 		in->self |= pids.v[i] == run->self;
 		in->init |= pids.v[i] == 1;
 	}
 	cgk_pidvec_free(&pids);
-	return r;
+	return 0;
 }
 
 /* Does the subtree hold cgkill itself or PID 1? Paths compare cheaply, but
@@ -53,16 +53,14 @@ static void find_inside(struct cgk_run *run, struct inside *in)
 		return;
 	}
 	*in = (struct inside){ 0 };
-	if (cgk_tree_walk(run, inside_visit, in) < 0) {
-		in->unknown = true;
-		run->rep->error = 0;	/* the refusal tells the story */
-	}
+	/* A failed walk: the refusal tells the story. */
+	in->unknown = cgk_tree_walk(run, inside_visit, in) < 0;
 }
 
 static int refuse(struct cgk_run *run, enum cgk_guard guard, const char *why)
 {
 	run->rep->refused = guard;
-	return cgk_fail(run, -EPERM, "%s", why);
+	return cgk_error_set(&run->err, -EPERM, "%s", why);
 }
 
 static bool matches(const char *glob, const char *rel)
@@ -214,7 +212,7 @@ static int check_list(struct cgk_run *run, const char *list, const char *text, s
 
 		/* As a C string the line would end there and lose the rest. */
 		if (memchr(line, '\0', (size_t)(nl - line)))
-			return cgk_fail(run, -EINVAL,
+			return cgk_error_set(&run->err, -EINVAL,
 					"%s:%zu: a NUL byte in the line: refusing to kill (fail closed)",
 					list, lineno);
 		n = entry_of(&s, (size_t)(nl - line), &full);
@@ -223,11 +221,11 @@ static int check_list(struct cgk_run *run, const char *list, const char *text, s
 			continue;
 		r = entry_protects(run, s, n, full);
 		if (r == -EINVAL)
-			return cgk_fail(run, r,
+			return cgk_error_set(&run->err, r,
 					"%s:%zu: a \"..\" component in the entry: refusing to kill (fail closed)",
 					list, lineno);
 		if (r < 0)
-			return cgk_fail(run, r, "cannot check the protected list %s", list);
+			return cgk_error_set(&run->err, r, "cannot check the protected list %s", list);
 		if (r > 0)
 			return refuse_protected(run, list, lineno, s, n);
 	}
@@ -297,7 +295,7 @@ static int check_protected(struct cgk_run *run)
 		return check_list(run, "the built-in list", default_protected,
 				  sizeof(default_protected) - 1);
 	if (r < 0)
-		return cgk_fail(run, r, "cannot read the protected list %s", file);
+		return cgk_error_set(&run->err, r, "cannot read the protected list %s", file);
 	return check_list(run, file, buf, len);
 }
 

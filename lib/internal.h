@@ -1,6 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Internal interfaces of libcgkill. Calls go one way: kill.c -> target,
- * guard -> backend-*.c -> signal.c -> tree.c -> util. */
+/*
+ * Internal interfaces of libcgkill. Calls go one way, down this list; a
+ * file calls only files below it:
+ *
+ *	kill.c			the entry points: options, guard, backend, wait
+ *	guard.c  wait.c		guard rails; waiting for the subtree to empty
+ *	backend-*.c		one file a backend
+ *	passes.c		signalling passes several backends share
+ *	signal.c		one pass: each listed process signalled once
+ *	tree.c			walking the subtree; finding processes by /proc
+ *	target.c		resolving a path or fd into a cgroup directory
+ *	cgfile.c		readers of cgroup files: procs, events, freeze, pids
+ *	options.c report.c	the public objects (report.c: JSON too)
+ *	parse.c signame.c	pure parsers, fuzzed
+ *	util.c error.c		time, files, vectors, marks; errors and errno names
+ */
 #ifndef CGK_INTERNAL_H
 #define CGK_INTERNAL_H
 
@@ -14,6 +28,35 @@
 #include "cgkill.h"
 
 #define CGK_EXPORT __attribute__((visibility("default")))
+
+/* Past the last backend. */
+#define CGK_BACKEND_COUNT (CGK_BACKEND_LOOP + 1)
+/* Every backend's signal phase, fallbacks and settling included, ends
+ * within this: a kill must never hang. */
+#define CGK_SEND_BUDGET_MS 10000
+
+/* ---- error.c ---- */
+/* What failed, as a value handed up with the -errno that says why; the
+ * entry point turns it into the report's message ("SUBJECT: WHAT (ENAME)")
+ * only if the call fails with that code. */
+struct cgk_error {
+	int code;		/* negative errno; 0: nothing said */
+	char *subject;		/* NULL: the target's path */
+	char *what;
+};
+/* Say why err happened; returns err. */
+int cgk_error_set(struct cgk_error *e, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The same, naming another subject than the target (a path as given). */
+int cgk_error_about(struct cgk_error *e, int err, const char *subject, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* cgk_error_set unless a deeper call already said why this err happened. */
+int cgk_error_wrap(struct cgk_error *e, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void cgk_error_free(struct cgk_error *e);
+/* "ENOENT", or "E<number>" in buf (16 bytes) for an errno without a name;
+ * err of either sign. */
+const char *cgk_errno_name(int err, char *buf, size_t size);
 
 /* ---- util.c ---- */
 static inline void cgk_closep(int *fd)
@@ -30,6 +73,11 @@ static inline void cgk_freep(void *p)
 
 uint64_t cgk_now_ms(void);	/* CLOCK_MONOTONIC */
 void cgk_sleep_ms(unsigned ms);
+/* Now plus ms, saturating: UINT64_MAX means "no deadline". */
+uint64_t cgk_deadline_after(uint64_t ms);
+/* v (of *cap elements of size bytes) with room for need elements, grown
+ * by doubling; NULL without memory, v then untouched. */
+void *cgk_grow(void *v, size_t *cap, size_t need, size_t size);
 /* Read a whole (pseudo-)file below dirfd to EOF; *buf is NUL-terminated. */
 int cgk_read_file_at(int dirfd, const char *name, char **buf, size_t *len);
 /* Write a string to a file below dirfd in one write(). */
@@ -54,6 +102,24 @@ struct cgk_pidset {
 int cgk_pidset_add(struct cgk_pidset *set, pid_t pid);
 bool cgk_pidset_has(const struct cgk_pidset *set, pid_t pid);
 void cgk_pidset_free(struct cgk_pidset *set);
+
+/* Between a freeze or clamp and its undoing, every blockable signal waits
+ * in the calling thread (pthread_sigmask), so that none can end the process
+ * halfway; restore puts back the mask block saved. */
+void cgk_signals_block(sigset_t *old);
+void cgk_signals_restore(const sigset_t *old);
+/* Marks, for a later run, of what a run killed halfway (SIGKILL cannot
+ * wait) left behind: extended attributes on the cgroup directory. trusted.*
+ * needs CAP_SYS_ADMIN, so whoever owns a delegated cgroup cannot plant one.
+ * Best effort: a kernel or caller without them leaves no mark. */
+#define CGK_MARK_FROZEN "trusted.cgkill.frozen"	/* we froze it */
+#define CGK_MARK_PIDS_MAX "trusted.cgkill.pids_max"	/* pids.max before our clamp */
+void cgk_mark_set(int dirfd, const char *name, const char *value);
+/* The value into buf (untouched on error), NUL-terminated: 0, -ENODATA if
+ * there is no mark, -ERANGE if it does not fit. */
+int cgk_mark_get(int dirfd, const char *name, char *buf, size_t size);
+bool cgk_marked(int dirfd, const char *name);
+void cgk_mark_clear(int dirfd, const char *name);
 
 /* ---- parse.c: pure parsers, fuzzed ---- */
 /* Parse a cgroup.procs / tasks list: one decimal pid a line. Appends; 0
@@ -80,6 +146,101 @@ int cgk_parse_proc_cgroup(const char *buf, const char *controllers,
 /* Does v1 controller list "a,b,name=c" contain controller c? */
 bool cgk_has_controller(const char *list, const char *controller);
 
+/* ---- options.c, report.c: the public objects ---- */
+struct cgk_escalation {
+	uint64_t after_ms;
+	int signal;
+};
+
+struct cgk_options {
+	int signal;
+	enum cgk_backend backend;
+	uint64_t wait_ms;
+	unsigned flags;
+	size_t n_escalations, cap_escalations;
+	struct cgk_escalation *escalations;
+	char *protected_file;
+	cgk_confirm_fn confirm;
+	void *confirm_data;
+	cgk_progress_fn progress;
+	void *progress_data;
+	volatile sig_atomic_t *cancel;
+};
+/* What a NULL options pointer means. */
+extern const struct cgk_options cgk_default_options;
+
+struct cgk_process {
+	pid_t pid;
+	char state;
+	char comm[16];
+	char *cgroup;
+};
+
+struct cgk_process_list {
+	size_t n, cap;
+	struct cgk_process *v;
+};
+/* Append one (cgroup copied): 0 or -ENOMEM. */
+int cgk_process_list_add(struct cgk_process_list *l, pid_t pid, const char *cgroup,
+			 struct cgk_process **added);
+
+struct cgk_sent {
+	int signal;
+	enum cgk_backend backend;
+};
+
+struct cgk_report {
+	char *path;
+	int hierarchy;
+	enum cgk_backend backend, fell_back_from;
+	int fallback_errno;
+	enum cgk_guard refused;
+	size_t n_signals, cap_signals;
+	struct cgk_sent *signals;
+	unsigned cgroups, signalled, unreachable, not_permitted;
+	bool waited, emptied;
+	struct cgk_process_list lists[CGK_LIST_SURVIVORS + 1];
+	uint64_t signal_ms, empty_ms;
+	int error;
+	char *message;		/* NULL exactly when error is 0 */
+};
+/* An empty report naming path (as given): NULL without memory. */
+struct cgk_report *cgk_report_new(const char *path);
+int cgk_report_set_path(struct cgk_report *rep, const char *path);
+int cgk_report_add_signal(struct cgk_report *rep, int sig, enum cgk_backend b);
+/* The one place the error and message are set: a failed call's end. */
+void cgk_report_fail(struct cgk_report *rep, int err, const struct cgk_error *e);
+
+/* ---- cgfile.c: readers of cgroup files ---- */
+/* err says the cgroup was removed: ENOENT opening one of its files, ENODEV
+ * through a file opened before. Only an empty cgroup can be removed. */
+static inline bool cgk_removed(int err)
+{
+	return err == -ENOENT || err == -ENODEV;
+}
+/* Read cgroup.procs of cgfd to EOF; -ENOENT if the cgroup vanished,
+ * -EOPNOTSUPP in a threaded cgroup. */
+int cgk_read_procs(int cgfd, struct cgk_pidvec *out);
+/* The same for another list of ids in the cgroup ("tasks" on v1). */
+int cgk_read_pid_file(int cgfd, const char *name, struct cgk_pidvec *out);
+/* cgroup.procs for a walk's visitor at rel ("" for the target): 1 with the
+ * list, 0 for a cgroup to skip (vanished, or a threaded child whose
+ * processes its domain lists), -errno. */
+int cgk_visit_procs(int cgfd, const char *rel, struct cgk_pidvec *out);
+/* "key 0|1" from an open cgroup.events (or any flat keyed file): 0 or 1,
+ * or -errno. */
+int cgk_events_value(int fd, const char *key);
+/* Does pids.current of cgfd read 0 (1), or not (0)? -errno without one.
+ * It counts zombies too, so only a 0 tells the subtree is empty. */
+int cgk_pids_current_zero(int cgfd);
+/* cgroup.freeze of a v2 cgroup: 0 or 1, or -errno. */
+int cgk_freeze_value(int cgfd);
+/* freezer.state of a v1 cgroup: CGK_THAWED, CGK_FREEZING, CGK_FROZEN, or -errno. */
+enum { CGK_THAWED, CGK_FREEZING, CGK_FROZEN };
+int cgk_freezer_state(int cgfd);
+/* Frozen on its own account (not only because an ancestor is): 0 or 1. */
+int cgk_freezer_self_freezing(int cgfd);
+
 /* ---- target.c ---- */
 struct cgk_target {
 	int fd;			/* O_DIRECTORY fd of the target cgroup */
@@ -94,11 +255,9 @@ struct cgk_target {
 	bool threaded;		/* v2 cgroup.type "threaded" */
 };
 /* Resolve path (absolute, or relative to the v2 mount) without following
- * symlinks; check it is a cgroup directory. Fills msg on error. */
-int cgk_target_open(const char *path, struct cgk_target *t, char *msg,
-		    size_t msgsize);
-int cgk_target_from_fd(int fd, struct cgk_target *t, char *msg,
-		       size_t msgsize);
+ * symlinks; check it is a cgroup directory. Says why in err on failure. */
+int cgk_target_open(const char *path, struct cgk_target *t, struct cgk_error *err);
+int cgk_target_from_fd(int fd, struct cgk_target *t, struct cgk_error *err);
 void cgk_target_close(struct cgk_target *t);
 /* Does the cgroup t hold process pid (a number in our pid namespace)?
  * 0 if so, -ESRCH if not, -EINVAL for a thread's id, -errno if that
@@ -106,11 +265,12 @@ void cgk_target_close(struct cgk_target *t);
 int cgk_target_holds(const struct cgk_target *t, pid_t pid);
 int cgk_mounts_read(struct cgk_mount **out, size_t *n);
 
-/* ---- run state shared by backends ---- */
+/* ---- run state shared by everything below kill.c ---- */
 struct cgk_run {
 	const struct cgk_options *opts;
 	struct cgk_report *rep;
 	struct cgk_target *t;
+	struct cgk_error err;	/* why the latest failure happened */
 	int procfd;		/* /proc */
 	pid_t self;
 	/* pids already handled with the current signal (signalled, gone or
@@ -128,17 +288,6 @@ struct cgk_run {
 	bool kthreads_visible;
 };
 
-/* err says the cgroup was removed: ENOENT opening one of its files, ENODEV
- * through a file opened before. Only an empty cgroup can be removed. */
-static inline bool cgk_removed(int err)
-{
-	return err == -ENOENT || err == -ENODEV;
-}
-
-/* Set rep->error and rep->message ("PATH: what (ERRNO)"); returns err. */
-int cgk_fail(struct cgk_run *run, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
 /* ---- tree.c ---- */
 /* Call fn for the target and every descendant cgroup, parents first.
  * rel is relative to the target ("" for the target). A cgroup that vanishes
@@ -146,11 +295,6 @@ int cgk_fail(struct cgk_run *run, int err, const char *fmt, ...)
 typedef int (*cgk_visit_fn)(struct cgk_run *run, int cgfd, const char *rel,
 			    void *arg);
 int cgk_tree_walk(struct cgk_run *run, cgk_visit_fn fn, void *arg);
-/* Read cgroup.procs of cgfd to EOF; -ENOENT if the cgroup vanished,
- * -EOPNOTSUPP in a threaded cgroup. */
-int cgk_read_procs(int cgfd, struct cgk_pidvec *out);
-/* The same for another list of ids in the cgroup ("tasks" on v1). */
-int cgk_read_pid_file(int cgfd, const char *name, struct cgk_pidvec *out);
 /* Count processes left in the subtree (PID 0 entries included). */
 int cgk_tree_count(struct cgk_run *run, unsigned *procs, unsigned *cgroups);
 /* Count the cgroups of the subtree, target included. */
@@ -176,9 +320,6 @@ int cgk_pid_in_subtree(struct cgk_run *run, const char *pid);
 typedef int (*cgk_found_fn)(struct cgk_run *run, int cgfd, const char *rel, pid_t pid,
 			    void *arg);
 int cgk_subtree_scan(struct cgk_run *run, bool skip_done, cgk_found_fn fn, void *arg);
-/* Does pids.current of cgfd read 0 (1), or not (0)? -errno without one.
- * It counts zombies too, so only a 0 tells the subtree is empty. */
-int cgk_pids_current_zero(int cgfd);
 /* Is /proc (procfd) mounted for our pid namespace? Sets run->proc_ours
  * and run->kthreads_visible. */
 void cgk_proc_check(struct cgk_run *run);
@@ -194,6 +335,13 @@ int cgk_signal_pass(struct cgk_run *run, int sig, unsigned *fresh);
 /* The same for what cgk_subtree_scan() finds that no pass reached. */
 int cgk_signal_stragglers(struct cgk_run *run, int sig, unsigned *fresh);
 
+/* ---- passes.c ---- */
+/* Passes until one finds nothing new (bounded by deadline, cgk_now_ms);
+ * with SIGKILL and settle_kill, go on while killed processes leave, to
+ * catch children of dying parents. For every backend without a settled
+ * freeze. */
+int cgk_passes(struct cgk_run *run, int sig, uint64_t deadline, bool settle_kill);
+
 /* ---- backends: one file each ---- */
 struct cgk_backend_ops {
 	enum cgk_backend id;
@@ -208,10 +356,6 @@ extern const struct cgk_backend_ops cgk_backend_kernel;
 extern const struct cgk_backend_ops cgk_backend_freeze;
 extern const struct cgk_backend_ops cgk_backend_v1_freeze;
 extern const struct cgk_backend_ops cgk_backend_loop;
-/* backend-loop.c, shared with backend-v1.c: passes until one finds nothing
- * new (bounded by deadline, cgk_now_ms); with SIGKILL and settle_kill, go on
- * while killed processes leave, to catch children of dying parents. */
-int cgk_loop_passes(struct cgk_run *run, int sig, uint64_t deadline, bool settle_kill);
 /* backend-v1.c: the v1-freeze send() with the wait for FROZEN bounded by
  * settle_ms per attempt (tests force a freeze that does not settle). */
 int cgk_v1_freeze_send(struct cgk_run *run, int sig, unsigned settle_ms);
@@ -220,29 +364,8 @@ int cgk_v1_freeze_send(struct cgk_run *run, int sig, unsigned settle_ms);
 /* Wait until the subtree is empty or deadline_ms (absolute, cgk_now_ms)
  * passes: 0 if empty, -ETIMEDOUT otherwise. */
 int cgk_wait_empty(struct cgk_run *run, uint64_t deadline_ms);
-/* "key 0|1" from an open cgroup.events: 0 or 1, or -errno. */
-int cgk_events_value(int fd, const char *key);
 
 /* ---- guard.c ---- */
 int cgk_guard_check(struct cgk_run *run);
-
-/* ---- util.c: signal mask ---- */
-/* Between a freeze or clamp and its undoing, every blockable signal waits
- * in the calling thread (pthread_sigmask), so that none can end the process
- * halfway; restore puts back the mask block saved. */
-void cgk_signals_block(sigset_t *old);
-void cgk_signals_restore(const sigset_t *old);
-/* Marks, for a later run, of what a run killed halfway (SIGKILL cannot
- * wait) left behind: extended attributes on the cgroup directory. trusted.*
- * needs CAP_SYS_ADMIN, so whoever owns a delegated cgroup cannot plant one.
- * Best effort: a kernel or caller without them leaves no mark. */
-#define CGK_MARK_FROZEN "trusted.cgkill.frozen"	/* we froze it */
-#define CGK_MARK_PIDS_MAX "trusted.cgkill.pids_max"	/* pids.max before our clamp */
-void cgk_mark_set(int dirfd, const char *name, const char *value);
-/* The value into buf (untouched on error), NUL-terminated: 0, -ENODATA if
- * there is no mark, -ERANGE if it does not fit. */
-int cgk_mark_get(int dirfd, const char *name, char *buf, size_t size);
-bool cgk_marked(int dirfd, const char *name);
-void cgk_mark_clear(int dirfd, const char *name);
 
 #endif

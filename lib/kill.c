@@ -13,36 +13,12 @@
 
 #include "internal.h"
 
-static const struct cgk_backend_ops *const backends[CGK_BACKEND_COUNT_] = {
+static const struct cgk_backend_ops *const backends[CGK_BACKEND_COUNT] = {
 	[CGK_BACKEND_KERNEL] = &cgk_backend_kernel,
 	[CGK_BACKEND_FREEZE] = &cgk_backend_freeze,
 	[CGK_BACKEND_V1_FREEZE] = &cgk_backend_v1_freeze,
 	[CGK_BACKEND_LOOP] = &cgk_backend_loop,
 };
-
-int cgk_fail(struct cgk_run *run, int err, const char *fmt, ...)
-{
-	struct cgk_report *rep = run->rep;
-	char what[384];
-	va_list ap;
-
-	/* The first failure is the one worth telling. */
-	if (rep->error)
-		return err;
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	rep->error = err;
-	snprintf(rep->message, sizeof(rep->message), "%s: %s (%s)", rep->path, what,
-		 strerrorname_np(-err) ?: "?");
-	return err;
-}
-
-static void clear_error(struct cgk_report *rep)
-{
-	rep->error = 0;
-	rep->message[0] = '\0';
-}
 
 /* Errors that mean a backend could not start, not that it half-worked:
  * the next one may serve (cgroup.kill is not delegated by default). */
@@ -60,13 +36,11 @@ static bool freezes_self(const struct cgk_run *run, enum cgk_backend b)
 
 /* A signal is reported as sent once a backend has taken it on: not when
  * none could, nor twice when one falls back to another. */
-static void record_signal(struct cgk_report *rep, int sig, enum cgk_backend b)
+static int record_signal(struct cgk_run *run, int sig, enum cgk_backend b)
 {
-	rep->backend = b;
-	if (rep->n_signals < CGK_MAX_SIGNALS) {
-		rep->signals[rep->n_signals] = sig;
-		rep->backends[rep->n_signals++] = b;
-	}
+	if (cgk_report_add_signal(run->rep, sig, b) < 0)
+		return cgk_error_set(&run->err, -ENOMEM, "out of memory");
+	return 0;
 }
 
 static int send_signal(struct cgk_run *run, int sig)
@@ -82,17 +56,17 @@ static int send_signal(struct cgk_run *run, int sig)
 
 		r = freezes_self(run, opts->backend) ? -EOPNOTSUPP : ops->probe(run, sig);
 		if (r < 0)
-			return cgk_fail(run, r, "the %s backend cannot serve this cgroup%s",
+			return cgk_error_set(&run->err, r, "the %s backend cannot serve this cgroup%s",
 					cgk_backend_name(opts->backend),
 					freezes_self(run, opts->backend) ?
 					" (it would freeze cgkill itself, which is inside)" :
 					sig != SIGKILL && opts->backend == CGK_BACKEND_KERNEL ?
 					" (it sends SIGKILL only)" : "");
-		record_signal(rep, sig, opts->backend);
-		return ops->send(run, sig);
+		r = record_signal(run, sig, opts->backend);
+		return r < 0 ? r : ops->send(run, sig);
 	}
 
-	for (int b = CGK_BACKEND_KERNEL; b < CGK_BACKEND_COUNT_; b++) {
+	for (int b = CGK_BACKEND_KERNEL; b < CGK_BACKEND_COUNT; b++) {
 		const struct cgk_backend_ops *ops = backends[b];
 
 		r = freezes_self(run, b) ? -EOPNOTSUPP : ops->probe(run, sig);
@@ -102,7 +76,9 @@ static int send_signal(struct cgk_run *run, int sig)
 			enum cgk_backend prev = rep->backend;
 			unsigned n = rep->n_signals, touched = rep->signalled + rep->not_permitted;
 
-			record_signal(rep, sig, b);
+			r = record_signal(run, sig, b);
+			if (r < 0)
+				return r;
 			r = ops->send(run, sig);
 			/* Fall back only when it could not start: once a process
 			 * was signalled, the failure is the answer. */
@@ -111,14 +87,13 @@ static int send_signal(struct cgk_run *run, int sig)
 				return r;
 			rep->n_signals = n;
 			rep->backend = prev;
-			clear_error(rep);
 		}
 		if (rep->fell_back_from == CGK_BACKEND_AUTO) {
 			rep->fell_back_from = b;
 			rep->fallback_errno = -r;
 		}
 	}
-	return cgk_fail(run, r, "no backend can signal this cgroup");
+	return cgk_error_set(&run->err, r, "no backend can signal this cgroup");
 }
 
 /* struct sched_attr as of Linux 3.14 (SCHED_ATTR_SIZE_VER0). */
@@ -185,33 +160,14 @@ static struct boost boost_start(const struct cgk_options *opts)
 	return b;
 }
 
-static int check_options(struct cgk_run *run)
-{
-	const struct cgk_options *o = run->opts;
-	bool bad = o->signal <= 0 || o->signal > SIGRTMAX || o->backend < 0 ||
-		   o->backend >= CGK_BACKEND_COUNT_ || o->n_escalations > CGK_MAX_ESCALATIONS;
-
-	for (unsigned i = 0; !bad && i < o->n_escalations; i++)
-		bad = o->escalations[i].signal <= 0 || o->escalations[i].signal > SIGRTMAX;
-	return bad ? cgk_fail(run, -EINVAL, "invalid options (signal, backend or escalation)") : 0;
-}
-
 /* cgroup.procs of a threaded cgroup cannot list processes and the kernel
  * refuses cgroup.kill there: its processes belong to its threaded domain. */
 static int check_threaded(struct cgk_run *run)
 {
 	if (run->t->threaded)
-		return cgk_fail(run, -EOPNOTSUPP,
-				"threaded cgroup cannot be killed as a whole; kill its threaded domain");
+		return cgk_error_set(&run->err, -EOPNOTSUPP,
+				     "threaded cgroup cannot be killed as a whole; kill its threaded domain");
 	return 0;
-}
-
-/* Now plus ms, saturating: UINT64_MAX means "no deadline". */
-static uint64_t deadline_after(uint64_t ms)
-{
-	uint64_t now = cgk_now_ms();
-
-	return ms > UINT64_MAX - now ? UINT64_MAX : now + ms;
 }
 
 static int wait_empty(struct cgk_run *run, uint64_t deadline)
@@ -223,197 +179,246 @@ static int wait_empty(struct cgk_run *run, uint64_t deadline)
 	if (r == 0)
 		run->rep->emptied = true;
 	else if (r == -ECANCELED)
-		cgk_fail(run, r, "interrupted while waiting for the cgroup to empty");
+		cgk_error_set(&run->err, r, "interrupted while waiting for the cgroup to empty");
 	return r;
 }
 
-static int run_target(struct cgk_target *t, const struct cgk_options *opts,
-		      struct cgk_report *rep, struct boost *boost)
+/* The kernel backend does not walk the tree: count it for the report.
+ * Best effort: its failure is not the call's, so it says nothing. */
+static void count_cgroups(struct cgk_run *run)
 {
-	struct cgk_run run = { .opts = opts, .rep = rep, .t = t, .self = getpid() };
-	struct rlimit nofile;
+	struct cgk_error said = run->err;
+
+	if (run->rep->cgroups)
+		return;
+	run->err = (struct cgk_error){ 0 };
+	(void)cgk_tree_cgroups(run, &run->rep->cgroups);
+	cgk_error_free(&run->err);
+	run->err = said;
+}
+
+/* After a timed-out wait: list the survivors and say what is left. */
+static int report_survivors(struct cgk_run *run, int r)
+{
+	struct cgk_report *rep = run->rep;
+	struct cgk_process_list *left = &rep->lists[CGK_LIST_SURVIVORS];
+	unsigned long long ms = (unsigned long long)run->opts->wait_ms;
+	size_t hidden = 0;
+
+	(void)cgk_tree_list(run, left, NULL);
+	for (size_t i = 0; i < left->n; i++)
+		hidden += left->v[i].pid == 0;
+	/* PID 0 entries: say which backend would reach them. */
+	if (!left->n)
+		return cgk_error_set(&run->err, r, "not empty after waiting %llu ms, though its "
+				     "lists show no process: what is left is outside our pid "
+				     "namespace", ms);
+	if (hidden && rep->backend != CGK_BACKEND_KERNEL)
+		return cgk_error_set(&run->err, r, "%zu process(es) left after waiting %llu ms, "
+				     "%zu of them outside our pid namespace: only the kernel "
+				     "backend (cgroup.kill, SIGKILL) reaches those",
+				     left->n, ms, hidden);
+	return cgk_error_set(&run->err, r, "%zu process(es) left after waiting %llu ms",
+			     left->n, ms);
+}
+
+/* Everything after the guard rails: confirm, signal, escalate, wait. */
+static int kill_checked(struct cgk_run *run, struct boost *boost)
+{
+	const struct cgk_options *opts = run->opts;
+	struct cgk_report *rep = run->rep;
 	uint64_t start;
 	int r;
 
-	snprintf(rep->path, sizeof(rep->path), "%s", t->path);
-	rep->hierarchy = t->version;
-	/* One batch per list where the fd limit allows: a batch may have to
-	 * read the list again to confirm membership. */
-	run.batch = 16384;
-	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur / 2 < run.batch)
-		run.batch = nofile.rlim_cur > 64 ? nofile.rlim_cur / 2 : 16;
-	run.procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (run.procfd < 0)
-		return cgk_fail(&run, -errno, "cannot open /proc");
-	cgk_proc_check(&run);
-
-	r = check_options(&run);
-	if (r >= 0)
-		r = check_threaded(&run);
-	if (r >= 0)
-		r = cgk_guard_check(&run);
-	if (r < 0)
-		goto out;
-
 	if (opts->flags & CGK_DRY_RUN) {
-		r = cgk_tree_list(&run, &rep->listed, &rep->cgroups);
-		if (r < 0)
-			cgk_fail(&run, r, "cannot list the processes");
-		goto out;
+		r = cgk_tree_list(run, &rep->lists[CGK_LIST_LISTED], &rep->cgroups);
+		return r < 0 ? cgk_error_wrap(&run->err, r, "cannot list the processes") : 0;
 	}
 	if (opts->confirm) {
 		unsigned procs = 0, cgroups = 0;
 
-		r = cgk_tree_count(&run, &procs, &cgroups);
-		if (r < 0) {
-			cgk_fail(&run, r, "cannot count the processes");
-			goto out;
-		}
+		r = cgk_tree_count(run, &procs, &cgroups);
+		if (r < 0)
+			return cgk_error_wrap(&run->err, r, "cannot count the processes");
 		boost_drop(boost);
-		if (!opts->confirm(rep->path, procs, cgroups, opts->userdata)) {
+		if (!opts->confirm(rep->path, procs, cgroups, opts->confirm_data)) {
 			rep->refused = CGK_GUARD_DECLINED;
-			r = cgk_fail(&run, -ECANCELED, "not confirmed, nothing signalled");
-			goto out;
+			return cgk_error_set(&run->err, -ECANCELED, "not confirmed, nothing signalled");
 		}
 	}
 
 	start = cgk_now_ms();
 	boost_raise(boost);
-	r = send_signal(&run, opts->signal);
+	r = send_signal(run, opts->signal);
 	boost_drop(boost);
 	/* A process that refused one signal refuses the next: no escalation,
 	 * no wait for what cannot go. */
-	for (unsigned i = 0; r >= 0 && !run.self_seen && !rep->not_permitted &&
-			     i < opts->n_escalations; i++) {
+	for (size_t i = 0; r >= 0 && !run->self_seen && !rep->not_permitted &&
+			   i < opts->n_escalations; i++) {
 		const struct cgk_escalation *e = &opts->escalations[i];
 
-		r = wait_empty(&run, deadline_after(e->after_ms));
+		r = wait_empty(run, cgk_deadline_after(e->after_ms));
 		if (r == 0)
 			break;
 		if (r == -ETIMEDOUT) {
 			boost_raise(boost);
-			r = send_signal(&run, e->signal);
+			r = send_signal(run, e->signal);
 			boost_drop(boost);
 		} else {
-			r = cgk_fail(&run, r, "cannot wait");
+			r = cgk_error_wrap(&run->err, r, "cannot wait");
 		}
 	}
 	rep->signal_ms = cgk_now_ms() - start;
-	if (r >= 0 && rep->not_permitted)
-		r = cgk_fail(&run, -EPERM, "%u process(es) could not be signalled: not permitted "
-			     "(%u signalled)", rep->not_permitted, rep->signalled);
+	count_cgroups(run);
+	if (r < 0)
+		return r;
+	if (rep->not_permitted)
+		return cgk_error_set(&run->err, -EPERM, "%u process(es) could not be signalled: "
+				     "not permitted (%u signalled)", rep->not_permitted,
+				     rep->signalled);
 
 	/* With --force on our own cgroup: we go last, like everyone else. */
-	if (r >= 0 && run.self_seen) {
-		kill(run.self, rep->signals[rep->n_signals - 1]);
-		goto out;
+	if (run->self_seen) {
+		kill(run->self, rep->signals[rep->n_signals - 1].signal);
+		return 0;
 	}
-	if (r >= 0 && !rep->emptied && opts->wait_ms) {
-		r = wait_empty(&run, deadline_after(opts->wait_ms));
-		if (r == -ETIMEDOUT) {
-			size_t hidden = 0;
-
-			cgk_tree_list(&run, &rep->survivors, NULL);
-			for (size_t i = 0; i < rep->survivors.n; i++)
-				hidden += rep->survivors.v[i].pid == 0;
-			/* PID 0 entries: say which backend would reach them. */
-			if (!rep->survivors.n)
-				cgk_fail(&run, r, "not empty after waiting %llu ms, though its lists "
-					 "show no process: what is left is outside our pid namespace",
-					 (unsigned long long)opts->wait_ms);
-			else if (hidden && rep->backend != CGK_BACKEND_KERNEL)
-				cgk_fail(&run, r, "%zu process(es) left after waiting %llu ms, %zu of them "
-					 "outside our pid namespace: only the kernel backend "
-					 "(cgroup.kill, SIGKILL) reaches those",
-					 rep->survivors.n, (unsigned long long)opts->wait_ms, hidden);
-			else
-				cgk_fail(&run, r, "%zu process(es) left after waiting %llu ms",
-					 rep->survivors.n, (unsigned long long)opts->wait_ms);
-		} else if (r < 0) {
-			cgk_fail(&run, r, "cannot wait for the cgroup to empty");
-		}
+	if (!rep->emptied && opts->wait_ms) {
+		r = wait_empty(run, cgk_deadline_after(opts->wait_ms));
+		if (r == -ETIMEDOUT)
+			r = report_survivors(run, r);
+		else if (r < 0)
+			r = cgk_error_wrap(&run->err, r, "cannot wait for the cgroup to empty");
 	}
 	if (rep->emptied)
 		rep->empty_ms = cgk_now_ms() - start;
-	/* The kernel backend does not walk the tree: count it for the report.
-	 * Best effort: a walk that fails here does not undo a kill that worked. */
-	if (!rep->cgroups && cgk_tree_cgroups(&run, &rep->cgroups) < 0 && r >= 0)
-		clear_error(rep);
-out:
-	cgk_pidset_free(&run.done);
-	close(run.procfd);
-	return r < 0 ? (rep->error ?: r) : 0;
-}
-
-/* The end of both entry points: r is what resolving the target gave. */
-static int kill_resolved(int r, struct cgk_target *t, const struct cgk_options *opts,
-			 struct cgk_report *rep, struct boost *boost)
-{
-	if (r >= 0) {
-		r = run_target(t, opts, rep, boost);
-		cgk_target_close(t);
-	} else {
-		rep->error = r;
-	}
-	boost_drop(boost);
 	return r;
 }
 
-CGK_EXPORT int cgk_kill(const char *path, const struct cgk_options *opts,
-			struct cgk_report *rep)
+static int run_target(struct cgk_run *run, struct boost *boost)
 {
-	struct boost boost = boost_start(opts);
-	struct cgk_target t;
+	const struct cgk_target *t = run->t;
+	struct rlimit nofile;
+	int r = cgk_report_set_path(run->rep, t->path);
 
-	*rep = (struct cgk_report){ 0 };
-	snprintf(rep->path, sizeof(rep->path), "%s", path ?: "");
-	return kill_resolved(cgk_target_open(path, &t, rep->message, sizeof(rep->message)),
-			     &t, opts, rep, &boost);
+	if (r < 0)
+		return r;
+	run->rep->hierarchy = t->version;
+	/* One batch per list where the fd limit allows: a batch may have to
+	 * read the list again to confirm membership. */
+	run->batch = 16384;
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur / 2 < run->batch)
+		run->batch = nofile.rlim_cur > 64 ? nofile.rlim_cur / 2 : 16;
+	run->procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (run->procfd < 0)
+		return cgk_error_set(&run->err, -errno, "cannot open /proc");
+	cgk_proc_check(run);
+
+	r = check_threaded(run);
+	if (r >= 0)
+		r = cgk_guard_check(run);
+	if (r >= 0)
+		r = kill_checked(run, boost);
+	cgk_pidset_free(&run->done);
+	close(run->procfd);
+	return r;
 }
 
-CGK_EXPORT int cgk_kill_fd(int cgroup_dirfd, const struct cgk_options *opts,
-			   struct cgk_report *rep)
+/*
+ * The end of every entry point: resolve (open, a function of cgk_target_*
+ * on t), run, and hand out the report. The report's error and message are
+ * set here and only here, when the call fails.
+ */
+static int kill_end(int r, struct cgk_run *run, struct boost *boost, cgk_report **ret)
 {
-	struct boost boost = boost_start(opts);
-	struct cgk_target t;
+	if (r >= 0) {
+		r = run_target(run, boost);
+		cgk_target_close(run->t);
+	}
+	boost_drop(boost);
+	if (r < 0 && run->rep)
+		cgk_report_fail(run->rep, r, &run->err);
+	cgk_error_free(&run->err);
+	if (ret)
+		*ret = run->rep;
+	else
+		cgk_report_free(run->rep);
+	return r;
+}
 
-	*rep = (struct cgk_report){ 0 };
-	snprintf(rep->path, sizeof(rep->path), "fd %d", cgroup_dirfd);
-	return kill_resolved(cgk_target_from_fd(cgroup_dirfd, &t, rep->message, sizeof(rep->message)),
-			     &t, opts, rep, &boost);
+/* The start of every entry point: a report named shown, and the run. */
+static int kill_start(const char *shown, const cgk_options *opts, cgk_report **ret,
+		      struct cgk_target *t, struct cgk_run *run)
+{
+	*t = (struct cgk_target){ .fd = -1 };
+	*run = (struct cgk_run){ .opts = opts ?: &cgk_default_options, .t = t, .self = getpid() };
+	if (ret)
+		*ret = NULL;
+	run->rep = cgk_report_new(shown);
+	return run->rep ? 0 : -ENOMEM;
+}
+
+CGK_EXPORT int cgk_kill(const char *path, const cgk_options *opts, cgk_report **ret)
+{
+	struct cgk_target t;
+	struct cgk_run run;
+	struct boost boost = boost_start(opts);
+	int r = kill_start(path, opts, ret, &t, &run);
+
+	if (r >= 0)
+		r = cgk_target_open(path, &t, &run.err);
+	return kill_end(r, &run, &boost, ret);
+}
+
+CGK_EXPORT int cgk_kill_fd(int cgroup_dirfd, const cgk_options *opts, cgk_report **ret)
+{
+	struct cgk_target t;
+	struct cgk_run run;
+	struct boost boost = boost_start(opts);
+	char shown[32];
+	int r;
+
+	snprintf(shown, sizeof(shown), "fd %d", cgroup_dirfd);
+	r = kill_start(shown, opts, ret, &t, &run);
+	if (r >= 0)
+		r = cgk_target_from_fd(cgroup_dirfd, &t, &run.err);
+	return kill_end(r, &run, &boost, ret);
 }
 
 /* /proc/PID/cgroup names the cgroup, and the number comes from a /proc
  * that may belong to another pid namespace, and the name may lead through
  * a bind mount to another cgroup: so the cgroup opened must list the pid
  * itself before anything is signalled. */
-CGK_EXPORT int cgk_kill_pid(pid_t pid, const struct cgk_options *opts, struct cgk_report *rep)
+CGK_EXPORT int cgk_kill_pid(pid_t pid, const cgk_options *opts, cgk_report **ret)
 {
-	struct boost boost;
+	_cleanup_free_ char *path = NULL;
 	struct cgk_target t;
-	char path[4096];
+	struct cgk_run run;
+	struct boost boost = { 0 };
+	char shown[32];
 	int r;
 
-	*rep = (struct cgk_report){ 0 };
-	snprintf(rep->path, sizeof(rep->path), "pid %d", (int)pid);
-	r = cgk_cgroup_of_pid(pid, path, sizeof(path));
+	snprintf(shown, sizeof(shown), "pid %d", (int)pid);
+	r = kill_start(shown, opts, ret, &t, &run);
+	if (r < 0)
+		return kill_end(r, &run, &boost, ret);
+	r = cgk_cgroup_of_pid(pid, &path);
 	if (r < 0) {
-		snprintf(rep->message, sizeof(rep->message), "pid %d: cannot find its cgroup v2 (%s)",
-			 (int)pid, strerrorname_np(-r) ?: "?");
-		return rep->error = r;
+		cgk_error_set(&run.err, r, "cannot find its cgroup v2");
+		return kill_end(r, &run, &boost, ret);
 	}
-	snprintf(rep->path, sizeof(rep->path), "%s", path);
+	r = cgk_report_set_path(run.rep, path);
 	boost = boost_start(opts);
-	r = cgk_target_open(path, &t, rep->message, sizeof(rep->message));
-	if (r >= 0 && (r = cgk_target_holds(&t, pid)) < 0) {
-		snprintf(rep->message, sizeof(rep->message),
-			 r == -EINVAL ? "%s: %d is not a process ID (is /proc/%d a thread? name its "
-					"process): refusing (%s)" :
-			 "%s: process %d is not in this cgroup, though /proc/%d/cgroup names it "
-			 "(a /proc of another pid namespace, a mount that shows another cgroup "
-			 "there, or the process moved): refusing (%s)",
-			 t.path, (int)pid, (int)pid, strerrorname_np(-r) ?: "?");
+	if (r >= 0)
+		r = cgk_target_open(path, &t, &run.err);
+	if (r >= 0 && (r = cgk_target_holds(&t, pid)) < 0)
+		cgk_error_about(&run.err, r, t.path,
+				r == -EINVAL ? "%d is not a process ID (is /proc/%d a thread? name its "
+					       "process): refusing" :
+				"process %d is not in this cgroup, though /proc/%d/cgroup names it "
+				"(a /proc of another pid namespace, a mount that shows another "
+				"cgroup there, or the process moved): refusing",
+				(int)pid, (int)pid);
+	if (r < 0)
 		cgk_target_close(&t);
-	}
-	return kill_resolved(r, &t, opts, rep, &boost);
+	return kill_end(r, &run, &boost, ret);
 }

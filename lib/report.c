@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The report: names of backends and guards, freeing, and the JSON writer.
+ * The report object and its accessors, names of backends and guards, and
+ * the JSON writer.
  *
  * JSON strings: process names and cgroup paths are arbitrary bytes. Valid
  * UTF-8 is copied as is; '"', '\\' and control characters (and DEL) are
@@ -15,19 +16,177 @@
 
 #include "internal.h"
 
-CGK_EXPORT void cgk_report_free(struct cgk_report *report)
+struct cgk_report *cgk_report_new(const char *path)
 {
-	if (!report)
-		return;
-	free(report->listed.v);
-	report->listed.v = NULL;
-	report->listed.n = 0;
-	free(report->survivors.v);
-	report->survivors.v = NULL;
-	report->survivors.n = 0;
+	struct cgk_report *rep = calloc(1, sizeof(*rep));
+
+	if (rep && cgk_report_set_path(rep, path) < 0)
+		rep = cgk_report_free(rep);
+	return rep;
 }
 
-static const char *const backend_names[CGK_BACKEND_COUNT_] = {
+int cgk_report_set_path(struct cgk_report *rep, const char *path)
+{
+	char *copy = strdup(path ?: "");
+
+	if (!copy)
+		return -ENOMEM;
+	free(rep->path);
+	rep->path = copy;
+	return 0;
+}
+
+int cgk_report_add_signal(struct cgk_report *rep, int sig, enum cgk_backend b)
+{
+	struct cgk_sent *v = cgk_grow(rep->signals, &rep->cap_signals, rep->n_signals + 1,
+				      sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	rep->signals = v;
+	v[rep->n_signals++] = (struct cgk_sent){ .signal = sig, .backend = b };
+	rep->backend = b;
+	return 0;
+}
+
+void cgk_report_fail(struct cgk_report *rep, int err, const struct cgk_error *e)
+{
+	char nbuf[16], sbuf[128];
+	bool said = e && e->code == err && e->what;
+	const char *what = said ? e->what : strerror_r(-err, sbuf, sizeof(sbuf));
+
+	free(rep->message);
+	rep->error = err;
+	if (asprintf(&rep->message, "%s: %s (%s)", said && e->subject ? e->subject : rep->path,
+		     what, cgk_errno_name(err, nbuf, sizeof(nbuf))) < 0)
+		rep->message = NULL;
+}
+
+int cgk_process_list_add(struct cgk_process_list *l, pid_t pid, const char *cgroup,
+			 struct cgk_process **added)
+{
+	struct cgk_process *v = cgk_grow(l->v, &l->cap, l->n + 1, sizeof(*v));
+	char *copy = strdup(cgroup);
+
+	if (v)
+		l->v = v;
+	if (!v || !copy) {
+		free(copy);
+		return -ENOMEM;
+	}
+	v[l->n] = (struct cgk_process){ .pid = pid, .state = '?', .cgroup = copy };
+	if (added)
+		*added = &v[l->n];
+	l->n++;
+	return 0;
+}
+
+static void process_list_free(struct cgk_process_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].cgroup);
+	free(l->v);
+	*l = (struct cgk_process_list){ 0 };
+}
+
+CGK_EXPORT cgk_report *cgk_report_free(cgk_report *report)
+{
+	if (!report)
+		return NULL;
+	for (size_t i = 0; i < sizeof(report->lists) / sizeof(report->lists[0]); i++)
+		process_list_free(&report->lists[i]);
+	free(report->signals);
+	free(report->path);
+	free(report->message);
+	free(report);
+	return NULL;
+}
+
+/* Accessors: a NULL report reads as an empty one. */
+#define GETTER(type, name, field, none)                                   \
+	CGK_EXPORT type cgk_report_##name(const cgk_report *report)       \
+	{                                                                 \
+		return report ? report->field : none;                     \
+	}
+GETTER(int, hierarchy, hierarchy, 0)
+GETTER(enum cgk_backend, backend, backend, CGK_BACKEND_AUTO)
+GETTER(enum cgk_backend, fell_back_from, fell_back_from, CGK_BACKEND_AUTO)
+GETTER(int, fallback_errno, fallback_errno, 0)
+GETTER(enum cgk_guard, refused, refused, CGK_GUARD_NONE)
+GETTER(size_t, n_signals, n_signals, 0)
+GETTER(unsigned, cgroups, cgroups, 0)
+GETTER(unsigned, signalled, signalled, 0)
+GETTER(unsigned, unreachable, unreachable, 0)
+GETTER(unsigned, not_permitted, not_permitted, 0)
+GETTER(bool, waited, waited, false)
+GETTER(bool, emptied, emptied, false)
+GETTER(uint64_t, signal_ms, signal_ms, 0)
+GETTER(uint64_t, empty_ms, empty_ms, 0)
+GETTER(int, error, error, 0)
+#undef GETTER
+
+CGK_EXPORT const char *cgk_report_path(const cgk_report *report)
+{
+	return report && report->path ? report->path : "";
+}
+
+CGK_EXPORT const char *cgk_report_message(const cgk_report *report)
+{
+	return report && report->error && report->message ? report->message : "";
+}
+
+CGK_EXPORT int cgk_report_signal(const cgk_report *report, size_t i, enum cgk_backend *backend)
+{
+	if (!report || i >= report->n_signals)
+		return -ERANGE;
+	if (backend)
+		*backend = report->signals[i].backend;
+	return report->signals[i].signal;
+}
+
+static const struct cgk_process_list *list_of(const cgk_report *report, enum cgk_list list)
+{
+	if (!report || (unsigned)list >= sizeof(report->lists) / sizeof(report->lists[0]))
+		return NULL;
+	return &report->lists[list];
+}
+
+CGK_EXPORT size_t cgk_report_n_processes(const cgk_report *report, enum cgk_list list)
+{
+	const struct cgk_process_list *l = list_of(report, list);
+
+	return l ? l->n : 0;
+}
+
+CGK_EXPORT const cgk_process *cgk_report_process(const cgk_report *report, enum cgk_list list,
+						 size_t i)
+{
+	const struct cgk_process_list *l = list_of(report, list);
+
+	return l && i < l->n ? &l->v[i] : NULL;
+}
+
+CGK_EXPORT pid_t cgk_process_pid(const cgk_process *p)
+{
+	return p ? p->pid : 0;
+}
+
+CGK_EXPORT char cgk_process_state(const cgk_process *p)
+{
+	return p ? p->state : '?';
+}
+
+CGK_EXPORT const char *cgk_process_comm(const cgk_process *p)
+{
+	return p ? p->comm : "";
+}
+
+CGK_EXPORT const char *cgk_process_cgroup(const cgk_process *p)
+{
+	return p && p->cgroup ? p->cgroup : "";
+}
+
+static const char *const backend_names[CGK_BACKEND_COUNT] = {
 	[CGK_BACKEND_AUTO] = "auto",
 	[CGK_BACKEND_KERNEL] = "kernel",
 	[CGK_BACKEND_FREEZE] = "freeze",
@@ -37,7 +196,7 @@ static const char *const backend_names[CGK_BACKEND_COUNT_] = {
 
 CGK_EXPORT const char *cgk_backend_name(enum cgk_backend backend)
 {
-	if ((unsigned)backend >= CGK_BACKEND_COUNT_)
+	if ((unsigned)backend >= CGK_BACKEND_COUNT)
 		return NULL;
 	return backend_names[backend];
 }
@@ -46,7 +205,7 @@ CGK_EXPORT int cgk_backend_from_name(const char *name, enum cgk_backend *backend
 {
 	if (!name || !backend)
 		return -EINVAL;
-	for (unsigned i = 0; i < CGK_BACKEND_COUNT_; i++)
+	for (unsigned i = 0; i < CGK_BACKEND_COUNT; i++)
 		if (strcmp(name, backend_names[i]) == 0) {
 			*backend = (enum cgk_backend)i;
 			return 0;
@@ -71,34 +230,6 @@ CGK_EXPORT const char *cgk_guard_name(enum cgk_guard guard)
 		return "declined";
 	}
 	return NULL;
-}
-
-#define E(x) { x, #x }
-static const struct {
-	int err;
-	const char *name;
-} errno_names[] = {
-	E(EPERM),  E(ENOENT),	 E(ESRCH),     E(EINTR),     E(EIO),
-	E(ENXIO),  E(E2BIG),	 E(EBADF),     E(ECHILD),    E(EAGAIN),
-	E(ENOMEM), E(EACCES),	 E(EFAULT),    E(EBUSY),     E(EEXIST),
-	E(EXDEV),  E(ENODEV),	 E(ENOTDIR),   E(EISDIR),    E(EINVAL),
-	E(ENFILE), E(EMFILE),	 E(EFBIG),     E(ENOSPC),    E(EROFS),
-	E(EMLINK), E(EPIPE),	 E(ERANGE),    E(EDEADLK),   E(ENAMETOOLONG),
-	E(ENOSYS), E(ENOTEMPTY), E(ELOOP),     E(EOPNOTSUPP), E(ETIMEDOUT),
-	E(ESTALE), E(EDQUOT),	 E(ECANCELED), E(EOWNERDEAD), E(EOVERFLOW),
-	E(ENOTSUP), E(EWOULDBLOCK), E(EDEADLOCK),
-};
-#undef E
-
-/* "ENOENT", or "E<number>" in buf for an errno we do not name. */
-static const char *errno_name(unsigned err, char *buf, size_t size)
-{
-	/* aliases (EWOULDBLOCK, ENOTSUP, ...) come last: first match wins */
-	for (size_t i = 0; i < sizeof(errno_names) / sizeof(errno_names[0]); i++)
-		if ((unsigned)errno_names[i].err == err)
-			return errno_names[i].name;
-	snprintf(buf, size, "E%u", err);
-	return buf;
 }
 
 /* A JSON writer that tracks commas and indentation. */
@@ -244,13 +375,7 @@ static void jw_close(struct jw *w, char bracket)
 	w->first = false;
 }
 
-static void jw_string(struct jw *w, const char *key, const char *s, size_t max)
-{
-	jw_begin(w, key);
-	jw_strn(w->f, s, strnlen(s, max));
-}
-
-/* A string we made ourselves: a name from a table, a number. */
+/* A NUL-terminated string. */
 static void jw_cstr(struct jw *w, const char *key, const char *s)
 {
 	jw_begin(w, key);
@@ -278,17 +403,16 @@ static void jw_bool(struct jw *w, const char *key, bool v)
 /* {"errno": "EACCES", "message": "..."}; the strerror() text when message
  * is empty. The name is the whole contract: errno numbers differ between
  * architectures, and an errno without a name is "E<number>". */
-static void jw_error(struct jw *w, const char *key, int err, const char *message,
-		     size_t max)
+static void jw_error(struct jw *w, const char *key, int err, const char *message)
 {
 	char nbuf[16], sbuf[128];
 	/* either sign is accepted; INT_MIN has no int magnitude */
 	unsigned e = err < 0 ? 0u - (unsigned)err : (unsigned)err;
 
 	jw_open(w, key, '{');
-	jw_cstr(w, "errno", errno_name(e, nbuf, sizeof(nbuf)));
+	jw_cstr(w, "errno", cgk_errno_name(err, nbuf, sizeof(nbuf)));
 	if (message && *message)
-		jw_string(w, "message", message, max);
+		jw_cstr(w, "message", message);
 	else if (e <= INT_MAX)
 		jw_cstr(w, "message", strerror_r((int)e, sbuf, sizeof(sbuf)));
 	else
@@ -313,7 +437,7 @@ static void jw_processes(struct jw *w, const char *key,
 		else
 			fputs("null", w->f);
 		fputs(", \"cgroup\": ", w->f);
-		jw_strn(w->f, p->cgroup, strnlen(p->cgroup, sizeof(p->cgroup)));
+		jw_strn(w->f, p->cgroup ?: "", strlen(p->cgroup ?: ""));
 		fputc('}', w->f);
 	}
 	jw_close(w, ']');
@@ -335,7 +459,7 @@ static void jw_report(struct jw *w, const struct cgk_report *r)
 	const char *guard;
 
 	jw_open(w, NULL, '{');
-	jw_string(w, "path", r->path, sizeof(r->path));
+	jw_cstr(w, "path", r->path ?: "");
 	if (r->hierarchy == 2 || r->hierarchy == 1)
 		jw_cstr(w, "hierarchy", r->hierarchy == 2 ? "v2" : "v1");
 	else
@@ -343,7 +467,7 @@ static void jw_report(struct jw *w, const struct cgk_report *r)
 	jw_backend(w, "backend", r->backend);
 	jw_backend(w, "fell_back_from", r->fell_back_from);
 	if (r->fallback_errno)
-		jw_error(w, "fallback_error", r->fallback_errno, NULL, 0);
+		jw_error(w, "fallback_error", r->fallback_errno, NULL);
 	else
 		jw_null(w, "fallback_error");
 	guard = r->refused != CGK_GUARD_NONE ? cgk_guard_name(r->refused) : NULL;
@@ -353,12 +477,12 @@ static void jw_report(struct jw *w, const struct cgk_report *r)
 		jw_null(w, "refused");
 
 	jw_open(w, "signals", '[');
-	for (unsigned i = 0; i < r->n_signals && i < CGK_MAX_SIGNALS; i++) {
+	for (size_t i = 0; i < r->n_signals; i++) {
 		char buf[32];
-		const char *name = cgk_signal_name(r->signals[i], buf, sizeof(buf));
+		const char *name = cgk_signal_name(r->signals[i].signal, buf, sizeof(buf));
 
 		if (!name) {
-			snprintf(buf, sizeof(buf), "%d", r->signals[i]);
+			snprintf(buf, sizeof(buf), "%d", r->signals[i].signal);
 			name = buf;
 		}
 		jw_cstr(w, NULL, name);
@@ -366,8 +490,8 @@ static void jw_report(struct jw *w, const struct cgk_report *r)
 	jw_close(w, ']');
 	/* The backend that sent each of those signals. */
 	jw_open(w, "backends", '[');
-	for (unsigned i = 0; i < r->n_signals && i < CGK_MAX_SIGNALS; i++)
-		jw_cstr(w, NULL, cgk_backend_name(r->backends[i]));
+	for (size_t i = 0; i < r->n_signals; i++)
+		jw_cstr(w, NULL, cgk_backend_name(r->signals[i].backend) ?: "?");
 	jw_close(w, ']');
 
 	jw_uint(w, "cgroups", r->cgroups);
@@ -376,22 +500,21 @@ static void jw_report(struct jw *w, const struct cgk_report *r)
 	jw_uint(w, "not_permitted", r->not_permitted);
 	jw_bool(w, "waited", r->waited);
 	jw_bool(w, "emptied", r->emptied);
-	jw_processes(w, "survivors", &r->survivors);
-	jw_processes(w, "listed", &r->listed);
+	jw_processes(w, "survivors", &r->lists[CGK_LIST_SURVIVORS]);
+	jw_processes(w, "listed", &r->lists[CGK_LIST_LISTED]);
 	jw_uint(w, "signal_ms", r->signal_ms);
 	if (r->emptied)
 		jw_uint(w, "empty_ms", r->empty_ms);
 	else
 		jw_null(w, "empty_ms");
 	if (r->error)
-		jw_error(w, "error", r->error, r->message, sizeof(r->message));
+		jw_error(w, "error", r->error, r->message);
 	else
 		jw_null(w, "error");
 	jw_close(w, '}');
 }
 
-CGK_EXPORT int cgk_report_json(const struct cgk_report *const *reports, size_t n,
-			       FILE *out)
+CGK_EXPORT int cgk_report_json(const cgk_report *const *reports, size_t n, FILE *out)
 {
 	struct jw w = { .f = out, .depth = 0, .first = true };
 

@@ -205,7 +205,8 @@ static int signal_batch(struct cgk_run *run, struct pass *pass, int cgfd, const 
 		r = send_one(run, pass, pids[i], s->pidfd, s->maybe_kthread);
 	}
 	if (r < 0)
-		cgk_fail(run, r, "cannot signal the processes of %s", *rel ? rel : "the target");
+		cgk_error_wrap(&run->err, r, "cannot signal the processes of %s",
+			       *rel ? rel : "the target");
 	for (size_t i = 0; i < n; i++)
 		if (slots[i].pidfd >= 0)
 			close(slots[i].pidfd);
@@ -219,14 +220,13 @@ static int pass_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg)
 	struct cgk_pidvec listed = { 0 }, fresh = { 0 };
 	struct slot *slots = NULL;
 	size_t batch;
-	int r = cgk_read_procs(cgfd, &listed);
+	int r = cgk_visit_procs(cgfd, rel, &listed);
 
-	/* Vanished, or a threaded child whose processes its domain lists. */
-	if (r == -ENOENT || (r == -EOPNOTSUPP && *rel))
-		return 0;
-	if (r < 0)
-		return cgk_fail(run, r, "cannot read cgroup.procs of %s", *rel ? rel : "the target");
+	if (r <= 0)
+		return r < 0 ? cgk_error_set(&run->err, r, "cannot read cgroup.procs of %s",
+					     *rel ? rel : "the target") : 0;
 	pass->cgroups++;
+	r = 0;
 
 	for (size_t i = 0; r >= 0 && i < listed.n; i++) {
 		if (listed.v[i] == 0)
@@ -280,7 +280,7 @@ int cgk_signal_stragglers(struct cgk_run *run, int sig, unsigned *fresh)
 	if (r == -EOPNOTSUPP)
 		return 0;
 	if (r < 0)
-		return cgk_fail(run, r, "cannot signal the processes found through /proc");
+		return cgk_error_wrap(&run->err, r, "cannot signal the processes found through /proc");
 	*fresh = pass.fresh;
 	return 0;
 }

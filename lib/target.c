@@ -101,11 +101,6 @@ static int open_nofollow(const char *path)
 	return fd < 0 ? -errno : fd;
 }
 
-static int errmsg(char *msg, size_t size, int err, const char *path, const char *what)
-{
-	snprintf(msg, size, "%s: %s (%s)", path, what, strerrorname_np(-err) ?: "?");
-	return err;
-}
 
 /* The cgroup v2 mount fd is on, from statmount(2): 5 us where reading all
  * of mountinfo takes 50, and a kill should start at once. v2 only, as v1
@@ -184,7 +179,7 @@ static int cgroup_version(int fd)
  * ownership of fd. The mount comes from statmount where it can, else from
  * mountinfo. */
 static int target_init(int fd, int version, struct cgk_target *t, const char *shown,
-		       char *msg, size_t msgsize)
+		       struct cgk_error *err)
 {
 	union {
 		struct cgk_statmount sm;
@@ -200,19 +195,19 @@ static int target_init(int fd, int version, struct cgk_target *t, const char *sh
 
 	*t = (struct cgk_target){ .fd = fd, .version = version };
 	if (version < 0 || fstat(fd, &st) < 0)
-		return errmsg(msg, msgsize, version < 0 ? version : -errno, shown, "cannot stat");
+		return cgk_error_about(err, version < 0 ? version : -errno, shown, "cannot stat");
 	if (version == 0)
-		return errmsg(msg, msgsize, -EINVAL, shown, "not a cgroup (not on a cgroup filesystem)");
+		return cgk_error_about(err, -EINVAL, shown, "not a cgroup (not on a cgroup filesystem)");
 	if (!S_ISDIR(st.st_mode))
-		return errmsg(msg, msgsize, -ENOTDIR, shown, "not a cgroup directory");
+		return cgk_error_about(err, -ENOTDIR, shown, "not a cgroup directory");
 
 	/* The kernel's name for the directory, whatever the spelling was. */
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	len = readlink(link, t->path, sizeof(t->path) - 1);
 	if (len < 0)
-		return errmsg(msg, msgsize, -errno, shown, "cannot read the path of the cgroup");
+		return cgk_error_about(err, -errno, shown, "cannot read the path of the cgroup");
 	if ((size_t)len >= sizeof(t->path) - 1)
-		return errmsg(msg, msgsize, -ENAMETOOLONG, shown, "cgroup path too long");
+		return cgk_error_about(err, -ENAMETOOLONG, shown, "cgroup path too long");
 	t->path[len] = '\0';
 
 	if (t->version == 2 && statmount_of(fd, &one, &sm.sm, sizeof(sm)) == 0 &&
@@ -222,11 +217,11 @@ static int target_init(int fd, int version, struct cgk_target *t, const char *sh
 		int r = cgk_mounts_read(&mounts, &n);
 
 		if (r < 0)
-			return errmsg(msg, msgsize, r, shown, "cannot read /proc/self/mountinfo");
+			return cgk_error_about(err, r, shown, "cannot read /proc/self/mountinfo");
 		mount = mount_of_path(t, st.st_dev, mounts, n);
 	}
 	if (!mount)
-		return errmsg(msg, msgsize, -ENOENT, shown, "no cgroup mount found for this path");
+		return cgk_error_about(err, -ENOENT, shown, "no cgroup mount found for this path");
 	memcpy(t->controllers, mount->controllers, sizeof(t->controllers));
 
 	t->mnt_len = strcmp(mount->path, "/") ? strlen(mount->path) : 0;
@@ -235,7 +230,7 @@ static int target_init(int fd, int version, struct cgk_target *t, const char *sh
 
 	t->root_len = strlen(root);
 	if ((size_t)snprintf(t->rel, sizeof(t->rel), "%s%s", root, tail) >= sizeof(t->rel))
-		return errmsg(msg, msgsize, -ENAMETOOLONG, shown, "cgroup path too long");
+		return cgk_error_about(err, -ENAMETOOLONG, shown, "cgroup path too long");
 	if (!t->rel[0])
 		strcpy(t->rel, "/");
 
@@ -252,9 +247,9 @@ static int target_init(int fd, int version, struct cgk_target *t, const char *sh
 
 /* target_init, closing fd on failure. */
 static int target_open_fd(int fd, int version, struct cgk_target *t, const char *shown,
-			  char *msg, size_t msgsize)
+			  struct cgk_error *err)
 {
-	int r = target_init(fd, version, t, shown, msg, msgsize);
+	int r = target_init(fd, version, t, shown, err);
 
 	if (r < 0)
 		cgk_target_close(t);
@@ -270,14 +265,14 @@ static int target_open_fd(int fd, int version, struct cgk_target *t, const char 
  * name a cgroup elsewhere in the tree, so such a mount is never used.
  */
 static int resolve_name(const char *name, const struct cgk_mount *mounts, size_t n,
-			char **full, char *msg, size_t msgsize)
+			char **full, struct cgk_error *err)
 {
 	_cleanup_free_ char *abs = NULL;
 	bool outside = false;
 
 	if (strcmp(name, "..") == 0 || strncmp(name, "../", 3) == 0 || strstr(name, "/../") ||
 	    (strlen(name) >= 3 && strcmp(name + strlen(name) - 3, "/..") == 0))
-		return errmsg(msg, msgsize, -EINVAL, name,
+		return cgk_error_about(err, -EINVAL, name,
 			      "a path relative to the cgroup v2 mount may not contain \"..\"");
 	if (asprintf(&abs, "%s%s", name[0] == '/' ? "" : "/", name) < 0)
 		return -ENOMEM;
@@ -298,15 +293,15 @@ static int resolve_name(const char *name, const struct cgk_mount *mounts, size_t
 		return 0;
 	}
 	if (outside)
-		return errmsg(msg, msgsize, -EXDEV, name,
+		return cgk_error_about(err, -EXDEV, name,
 			      "the cgroup v2 mount shows the tree from outside this cgroup namespace, "
 			      "so a name as /proc/PID/cgroup shows it cannot be resolved against it; "
 			      "name the cgroup by its path under the mount");
-	return errmsg(msg, msgsize, -ENOENT, name,
+	return cgk_error_about(err, -ENOENT, name,
 		      "not inside a cgroup mount, and no cgroup v2 mount shows it");
 }
 
-int cgk_target_open(const char *path, struct cgk_target *t, char *msg, size_t msgsize)
+int cgk_target_open(const char *path, struct cgk_target *t, struct cgk_error *err)
 {
 	_cleanup_free_ struct cgk_mount *mounts = NULL;
 	_cleanup_free_ char *full = NULL;
@@ -316,9 +311,8 @@ int cgk_target_open(const char *path, struct cgk_target *t, char *msg, size_t ms
 	int fd, r;
 
 	*t = (struct cgk_target){ .fd = -1 };
-	msg[0] = '\0';
 	if (!path || !*path)
-		return errmsg(msg, msgsize, -EINVAL, "\"\"", "empty cgroup path");
+		return cgk_error_about(err, -EINVAL, "\"\"", "empty cgroup path");
 
 	/* The usual case, an absolute path to a cgroup: no mount table. */
 	fd = path[0] == '/' ? open_nofollow(path) : -ENOENT;
@@ -326,19 +320,19 @@ int cgk_target_open(const char *path, struct cgk_target *t, char *msg, size_t ms
 		int version = cgroup_version(fd);
 
 		if (version > 0)
-			return target_open_fd(fd, version, t, path, msg, msgsize);
+			return target_open_fd(fd, version, t, path, err);
 		close(fd);
 	}
 
 	r = cgk_mounts_read(&mounts, &n);
 	if (r < 0)
-		return errmsg(msg, msgsize, r, path, "cannot read /proc/self/mountinfo");
+		return cgk_error_about(err, r, path, "cannot read /proc/self/mountinfo");
 	for (size_t i = 0; i < n; i++)
 		if (path[0] == '/' && path_below(path, mounts[i].path))
 			inside = true;
 	/* Not inside a cgroup mount: a name as /proc/PID/cgroup shows it. */
 	if (!inside) {
-		r = resolve_name(path, mounts, n, &full, msg, msgsize);
+		r = resolve_name(path, mounts, n, &full, err);
 		/* An absolute path that exists is named for what it is below. */
 		if (r < 0 && (arg[0] != '/' || faccessat(AT_FDCWD, arg, F_OK, AT_SYMLINK_NOFOLLOW) < 0))
 			return r;
@@ -356,31 +350,28 @@ int cgk_target_open(const char *path, struct cgk_target *t, char *msg, size_t ms
 		char real[4096];
 
 		if (realpath(path, real))
-			snprintf(msg, msgsize, "%s: refusing to follow a symlink; name the cgroup by its resolved path %s (ELOOP)",
-				 path, real);
-		else
-			errmsg(msg, msgsize, -ELOOP, path, "refusing to follow a symlink");
-		return -ELOOP;
+			return cgk_error_about(err, -ELOOP, path, "refusing to follow a symlink; name "
+					       "the cgroup by its resolved path %s", real);
+		return cgk_error_about(err, -ELOOP, path, "refusing to follow a symlink");
 	}
 	if (fd < 0)
-		return errmsg(msg, msgsize, fd, path,
+		return cgk_error_about(err, fd, path,
 			      fd == -ENOENT ? "no such cgroup" :
 			      fd == -ENOTDIR ? "not a cgroup directory" : "cannot open");
-	return target_open_fd(fd, cgroup_version(fd), t, path, msg, msgsize);
+	return target_open_fd(fd, cgroup_version(fd), t, path, err);
 }
 
-int cgk_target_from_fd(int fd, struct cgk_target *t, char *msg, size_t msgsize)
+int cgk_target_from_fd(int fd, struct cgk_target *t, struct cgk_error *err)
 {
 	char shown[32];
 	int dup;
 
 	*t = (struct cgk_target){ .fd = -1 };
-	msg[0] = '\0';
 	snprintf(shown, sizeof(shown), "fd %d", fd);
 	dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (dup < 0)
-		return errmsg(msg, msgsize, -errno, shown, "bad file descriptor");
-	return target_open_fd(dup, cgroup_version(dup), t, shown, msg, msgsize);
+		return cgk_error_about(err, -errno, shown, "bad file descriptor");
+	return target_open_fd(dup, cgroup_version(dup), t, shown, err);
 }
 
 void cgk_target_close(struct cgk_target *t)
@@ -390,7 +381,7 @@ void cgk_target_close(struct cgk_target *t)
 	t->fd = -1;
 }
 
-CGK_EXPORT int cgk_cgroup_of_pid(pid_t pid, char *buf, size_t size)
+CGK_EXPORT int cgk_cgroup_of_pid(pid_t pid, char **ret)
 {
 	_cleanup_free_ struct cgk_mount *mounts = NULL;
 	_cleanup_free_ char *text = NULL;
@@ -398,7 +389,7 @@ CGK_EXPORT int cgk_cgroup_of_pid(pid_t pid, char *buf, size_t size)
 	size_t n = 0;
 	int r;
 
-	if (pid <= 0)
+	if (pid <= 0 || !ret)
 		return -EINVAL;
 	snprintf(name, sizeof(name), "/proc/%d/cgroup", pid);
 	r = cgk_read_file_at(AT_FDCWD, name, &text, NULL);
@@ -421,10 +412,8 @@ CGK_EXPORT int cgk_cgroup_of_pid(pid_t pid, char *buf, size_t size)
 
 		if (mounts[i].version != 2 || (len && !path_below(path, root)))
 			continue;
-		if ((size_t)snprintf(buf, size, "%s%s", mounts[i].path,
-				     path[len] ? path + len : "") >= size)
-			return -ENAMETOOLONG;
-		return 0;
+		return asprintf(ret, "%s%s", mounts[i].path, path[len] ? path + len : "") < 0 ?
+			       -ENOMEM : 0;
 	}
 	return -ENOENT;
 }
@@ -496,25 +485,66 @@ static unsigned hierarchy_backends(const struct cgk_mount *m)
 	return set;
 }
 
-CGK_EXPORT int cgk_list_hierarchies(struct cgk_hierarchy **out, size_t *n)
-{
-	_cleanup_free_ struct cgk_mount *mounts = NULL;
-	struct cgk_hierarchy *h;
-	size_t count = 0;
-	int r = cgk_mounts_read(&mounts, &count);
+struct cgk_hierarchies {
+	size_t n;
+	struct cgk_mount *mounts;	/* one block, strings included */
+	unsigned *backends;
+};
 
-	if (r < 0)
-		return r;
-	h = calloc(count ? count : 1, sizeof(*h));
+CGK_EXPORT int cgk_hierarchies_read(cgk_hierarchies **ret)
+{
+	cgk_hierarchies *h;
+	int r;
+
+	if (!ret)
+		return -EINVAL;
+	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
-	for (size_t i = 0; i < count; i++) {
-		snprintf(h[i].path, sizeof(h[i].path), "%s", mounts[i].path);
-		snprintf(h[i].controllers, sizeof(h[i].controllers), "%s", mounts[i].controllers);
-		h[i].version = mounts[i].version;
-		h[i].backends = hierarchy_backends(&mounts[i]);
+	r = cgk_mounts_read(&h->mounts, &h->n);
+	if (r >= 0 && !(h->backends = calloc(h->n ? h->n : 1, sizeof(*h->backends))))
+		r = -ENOMEM;
+	if (r < 0) {
+		cgk_hierarchies_free(h);
+		return r;
 	}
-	*out = h;
-	*n = count;
+	for (size_t i = 0; i < h->n; i++)
+		h->backends[i] = hierarchy_backends(&h->mounts[i]);
+	*ret = h;
 	return 0;
+}
+
+CGK_EXPORT cgk_hierarchies *cgk_hierarchies_free(cgk_hierarchies *h)
+{
+	if (h) {
+		free(h->mounts);
+		free(h->backends);
+		free(h);
+	}
+	return NULL;
+}
+
+CGK_EXPORT size_t cgk_hierarchies_count(const cgk_hierarchies *h)
+{
+	return h ? h->n : 0;
+}
+
+CGK_EXPORT const char *cgk_hierarchies_path(const cgk_hierarchies *h, size_t i)
+{
+	return h && i < h->n ? h->mounts[i].path : NULL;
+}
+
+CGK_EXPORT int cgk_hierarchies_version(const cgk_hierarchies *h, size_t i)
+{
+	return h && i < h->n ? h->mounts[i].version : 0;
+}
+
+CGK_EXPORT const char *cgk_hierarchies_controllers(const cgk_hierarchies *h, size_t i)
+{
+	return h && i < h->n ? h->mounts[i].controllers : NULL;
+}
+
+CGK_EXPORT unsigned cgk_hierarchies_backends(const cgk_hierarchies *h, size_t i)
+{
+	return h && i < h->n ? h->backends[i] : 0;
 }

@@ -10,25 +10,6 @@
 
 #include "internal.h"
 
-int cgk_read_procs(int cgfd, struct cgk_pidvec *out)
-{
-	return cgk_read_pid_file(cgfd, "cgroup.procs", out);
-}
-
-int cgk_read_pid_file(int cgfd, const char *name, struct cgk_pidvec *out)
-{
-	_cleanup_free_ char *buf = NULL;
-	size_t len;
-	int r = cgk_read_file_at(cgfd, name, &buf, &len);
-
-	/* ENODEV: removed between open() and read(); vanished all the same. */
-	if (r == -ENODEV)
-		return -ENOENT;
-	if (r < 0)
-		return r;
-	return cgk_parse_pids(buf, len, out);
-}
-
 struct names {
 	size_t n, cap;
 	char **v;
@@ -43,15 +24,11 @@ static void names_free(struct names *names)
 
 static int names_add(struct names *out, const char *name)
 {
-	if (out->n == out->cap) {
-		size_t cap = out->cap ? out->cap * 2 : 16;
-		char **v = realloc(out->v, cap * sizeof(*v));
+	char **v = cgk_grow(out->v, &out->cap, out->n + 1, sizeof(*v));
 
-		if (!v)
-			return -ENOMEM;
-		out->v = v;
-		out->cap = cap;
-	}
+	if (!v)
+		return -ENOMEM;
+	out->v = v;
 	out->v[out->n] = strdup(name);
 	if (!out->v[out->n])
 		return -ENOMEM;
@@ -160,9 +137,10 @@ static int open_below(int cgfd, const char *rel)
 	return fd == cgfd ? -EINVAL : fd;
 }
 
-/* own: cgfd was opened by the walk (a child), not handed in (the target). */
-static int walk(struct cgk_run *run, int cgfd, bool own, char *rel, size_t rellen,
-		cgk_visit_fn fn, void *arg)
+/* own: cgfd was opened by the walk (a child), not handed in (the target).
+ * rel names the cgroup below the target, "" for the target itself. */
+static int walk(struct cgk_run *run, int cgfd, bool own, const char *rel, cgk_visit_fn fn,
+		void *arg)
 {
 	struct names children = { 0 };
 	int r = fn(run, cgfd, rel, arg);
@@ -174,29 +152,24 @@ static int walk(struct cgk_run *run, int cgfd, bool own, char *rel, size_t relle
 	if (r == -ENOENT)
 		r = 0;
 	else if (r < 0)
-		cgk_fail(run, r, "cannot list the child cgroups of %s", rellen ? rel : "the target");
+		cgk_error_set(&run->err, r, "cannot list the child cgroups of %s",
+			      *rel ? rel : "the target");
 	for (size_t i = 0; r >= 0 && i < children.n; i++) {
-		size_t len = rellen + (rellen ? 1 : 0) + strlen(children.v[i]);
-		int child;
+		_cleanup_free_ char *child_rel = NULL;
+		int child = open_below(cgfd, children.v[i]);
 
-		child = open_below(cgfd, children.v[i]);
 		if (child == -ENOENT)
 			continue;
 		if (child < 0) {
-			r = cgk_fail(run, child, "cannot enter child cgroup %s%s%s%s", rel,
-				     rellen ? "/" : "", children.v[i],
-				     child == -EXDEV ? " (a mount point: refusing to cross it)" : "");
+			r = cgk_error_set(&run->err, child, "cannot enter child cgroup %s%s%s%s", rel,
+					  *rel ? "/" : "", children.v[i],
+					  child == -EXDEV ? " (a mount point: refusing to cross it)" : "");
 			break;
 		}
-		/* rel only names the cgroup in reports: deeper than it can
-		 * hold, go on under the deepest name that fits, or a tree
-		 * could hide processes below PATH_MAX. */
-		if (len >= 4096)
-			len = rellen;
+		if (asprintf(&child_rel, "%s%s%s", rel, *rel ? "/" : "", children.v[i]) < 0)
+			r = -ENOMEM;
 		else
-			sprintf(rel + rellen, "%s%s", rellen ? "/" : "", children.v[i]);
-		r = walk(run, child, true, rel, len, fn, arg);
-		rel[rellen] = '\0';
+			r = walk(run, child, true, child_rel, fn, arg);
 		close(child);
 	}
 	names_free(&children);
@@ -205,9 +178,7 @@ static int walk(struct cgk_run *run, int cgfd, bool own, char *rel, size_t relle
 
 int cgk_tree_walk(struct cgk_run *run, cgk_visit_fn fn, void *arg)
 {
-	char rel[4096] = "";
-
-	return walk(run, run->t->fd, false, rel, 0, fn, arg);
+	return walk(run, run->t->fd, false, "", fn, arg);
 }
 
 struct count {
@@ -252,28 +223,19 @@ static int count_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg
 {
 	struct count *c = arg;
 	struct cgk_pidvec pids = { 0 };
-	int r = cgk_read_procs(cgfd, &pids);
+	int r = cgk_visit_procs(cgfd, rel, &pids);
 
-	if (r == -ENOENT || (r == -EOPNOTSUPP && *rel))
-		return 0;
-	if (r < 0)
+	if (r <= 0)
 		return r;
 	c->cgroups++;
 	c->procs += (unsigned)pids.n;
-	for (size_t i = 0; c->list && i < pids.n; i++) {
-		struct cgk_process_list *l = c->list;
-		struct cgk_process *v = realloc(l->v, (l->n + 1) * sizeof(*v));
+	r = 0;
+	for (size_t i = 0; c->list && r >= 0 && i < pids.n; i++) {
+		struct cgk_process *p;
 
-		if (!v) {
-			r = -ENOMEM;
-			break;
-		}
-		l->v = v;
-		v[l->n] = (struct cgk_process){ .pid = pids.v[i], .state = '?' };
-		snprintf(v[l->n].cgroup, sizeof(v[l->n].cgroup), "%s", rel);
-		if (pids.v[i] > 0 && run->proc_ours)
-			cgk_proc_stat(run->procfd, pids.v[i], &v[l->n], NULL);
-		l->n++;
+		r = cgk_process_list_add(c->list, pids.v[i], rel, &p);
+		if (r >= 0 && pids.v[i] > 0 && run->proc_ours)
+			cgk_proc_stat(run->procfd, pids.v[i], p, NULL);
 	}
 	cgk_pidvec_free(&pids);
 	return r;
@@ -415,14 +377,6 @@ static bool known_empty(struct cgk_run *run)
 		return fd >= 0 && cgk_events_value(fd, "populated") == 0;
 	}
 	return cgk_pids_current_zero(run->t->fd) == 1;
-}
-
-int cgk_pids_current_zero(int cgfd)
-{
-	_cleanup_free_ char *buf = NULL;
-	int r = cgk_read_file_at(cgfd, "pids.current", &buf, NULL);
-
-	return r < 0 ? r : strcmp(buf, "0\n") == 0;
 }
 
 struct scan {

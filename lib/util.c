@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Small helpers: time, whole-file reads and writes, pid vectors, the
- * signal mask, marks. */
+/* Small helpers: time, growing arrays, whole-file reads and writes, pid
+ * vectors, the signal mask, marks. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -26,45 +26,56 @@ void cgk_sleep_ms(unsigned ms)
 		;
 }
 
+uint64_t cgk_deadline_after(uint64_t ms)
+{
+	uint64_t now = cgk_now_ms();
+
+	return ms > UINT64_MAX - now ? UINT64_MAX : now + ms;
+}
+
+void *cgk_grow(void *v, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap : 16;
+	void *q;
+
+	if (need <= *cap)
+		return v;
+	while (n < need)
+		n *= 2;
+	if (n > SIZE_MAX / size || !(q = realloc(v, n * size)))
+		return NULL;
+	*cap = n;
+	return q;
+}
+
 int cgk_read_file_at(int dirfd, const char *name, char **buf, size_t *len)
 {
 	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	size_t cap = 4096, n = 0;
-	char *p;
+	_cleanup_free_ char *p = NULL;
+	size_t cap = 0, n = 0;
 
 	if (fd < 0)
 		return -errno;
-	p = malloc(cap);
-	if (!p)
-		return -ENOMEM;
 	/* One read() of a kernel list returns only part of it: read to EOF. */
 	for (;;) {
+		char *q = cgk_grow(p, &cap, n + 4096, 1);
 		ssize_t r;
 
-		if (cap - n < 2) {
-			char *q = realloc(p, cap * 2);
-
-			if (!q) {
-				free(p);
-				return -ENOMEM;
-			}
-			p = q;
-			cap *= 2;
-		}
+		if (!q)
+			return -ENOMEM;
+		p = q;
 		r = read(fd, p + n, cap - n - 1);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			int err = -errno;
-			free(p);
-			return err;
-		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
 		if (r == 0)
 			break;
 		n += (size_t)r;
 	}
 	p[n] = '\0';
 	*buf = p;
+	p = NULL;
 	if (len)
 		*len = n;
 	return 0;
@@ -88,15 +99,11 @@ int cgk_write_file_at(int dirfd, const char *name, const char *text)
 
 int cgk_pidvec_push(struct cgk_pidvec *vec, pid_t pid)
 {
-	if (vec->n == vec->cap) {
-		size_t cap = vec->cap ? vec->cap * 2 : 64;
-		pid_t *v = realloc(vec->v, cap * sizeof(*v));
+	pid_t *v = cgk_grow(vec->v, &vec->cap, vec->n + 1, sizeof(*v));
 
-		if (!v)
-			return -ENOMEM;
-		vec->v = v;
-		vec->cap = cap;
-	}
+	if (!v)
+		return -ENOMEM;
+	vec->v = v;
 	vec->v[vec->n++] = pid;
 	return 0;
 }

@@ -4,27 +4,10 @@
  * lists with backoff on v1, which has no such file. */
 #include <fcntl.h>
 #include <poll.h>
-#include <string.h>
 
 #include "internal.h"
 
 #define PROGRESS_MS 250
-
-/* Read "key value" from cgroup.events through an open fd: 0/1, or -errno. */
-int cgk_events_value(int fd, const char *key)
-{
-	char buf[256];
-	size_t klen = strlen(key);
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	for (char *line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
-		if (strncmp(line, key, klen) == 0 && line[klen] == ' ')
-			return line[klen + 1] == '1';
-	return -ENOENT;
-}
 
 static bool cancelled(const struct cgk_run *run)
 {
@@ -40,7 +23,7 @@ static void progress(struct cgk_run *run, uint64_t start, uint64_t *next)
 		return;
 	*next = now + PROGRESS_MS;
 	cgk_tree_count(run, &left, NULL);
-	run->opts->progress(run->rep->path, left, now - start, run->opts->userdata);
+	run->opts->progress(run->rep->path, left, now - start, run->opts->progress_data);
 }
 
 static int wait_events(struct cgk_run *run, int fd, uint64_t deadline)
@@ -81,7 +64,7 @@ static bool stragglers(struct cgk_run *run)
 	/* A process we sent SIGKILL cannot move any more: if it lives, the
 	 * lists show it. Skipping those spares a /proc read per process that
 	 * is still being reaped. */
-	bool killed = rep->n_signals && rep->signals[rep->n_signals - 1] == SIGKILL;
+	bool killed = rep->n_signals && rep->signals[rep->n_signals - 1].signal == SIGKILL;
 
 	return cgk_subtree_scan(run, killed, found_one, NULL) > 0;
 }
