@@ -40,7 +40,7 @@ LIB_SRC := $(sort $(wildcard lib/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 TEST_SRC := $(sort $(wildcard tests/test-*.c))
 TEST_BIN := $(TEST_SRC:tests/%.c=$(B)/tests/%)
-TEST_LIB_SRC := $(filter-out $(TEST_SRC),$(wildcard tests/*.c))
+TEST_LIB_SRC := $(sort $(wildcard tests/support/*.c))
 TEST_SH := $(sort $(wildcard tests/test-*.sh))
 FUZZ_SRC := $(sort $(wildcard fuzz/fuzz-*.c))
 
@@ -55,7 +55,7 @@ $(B)/flags: FORCE
 	+@printf '%s\n' '$(BUILD_FLAGS)' | cmp -s - $@ || printf '%s\n' '$(BUILD_FLAGS)' >$@
 FORCE:
 
-$(B)/%.o: %.c include/cgkill.h lib/internal.h $(wildcard tests/*.h) $(B)/flags
+$(B)/%.o: %.c include/cgkill.h lib/internal.h $(wildcard tests/support/*.h) $(B)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -91,7 +91,7 @@ test-programs: $(TEST_BIN) $(B)/tests/forkbomb
 # What the tests run, installed on Debian when missing (as bench/ does);
 # command:package.
 TEST_DEPS := prove:perl python3:python3 mandoc:mandoc groff:groff-base pkg-config:pkgconf nm:binutils \
-	zsh:zsh fish:fish
+	zsh:zsh fish:fish abidiff:abigail-tools
 test-deps:
 	@need=; for d in $(TEST_DEPS); do command -v $${d%%:*} >/dev/null || need="$$need $${d#*:}"; done; \
 	[ -f /usr/share/bash-completion/bash_completion ] || need="$$need bash-completion"; \
@@ -119,6 +119,11 @@ check-asan:
 demo: all
 	./demo.sh
 
+# The ABI baseline tests/test-abi.sh compares against: refreshed at a
+# release, never to make a failing check pass.
+abi-baseline: $(B)/libcgkill.so
+	abidw --no-corpus-path --headers-dir include --drop-private-types $< > abi/libcgkill.abi
+
 bench: all
 	$(MAKE) -C bench FULL=$(FULL)
 
@@ -129,9 +134,10 @@ $(B)/fuzz/%: fuzz/%.c $(LIB_SRC) include/cgkill.h lib/internal.h
 
 # Paths in libcgkill.pc are written relative to ${prefix} where they can be.
 pcdir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
-MAN3_LINKS := cgk_kill cgk_kill_fd cgk_kill_pid cgk_report_free cgk_report_json cgk_backend_name \
-	cgk_backend_from_name cgk_guard_name cgk_signal_from_name cgk_signal_name \
-	cgk_parse_duration cgk_list_hierarchies cgk_cgroup_of_pid cgk_version
+# Every function of cgkill.h has its name as a man page (LPAREN: make
+# counts parentheses).
+LPAREN := (
+MAN3_LINKS := $(shell sed -n 's/^[a-z].*[ *]\(cgk_[a-z0-9_]*\)$(LPAREN).*/\1/p' include/cgkill.h)
 
 # Installed when the tree has them: the zsh and fish completions, the JSON
 # schema of the reports.
@@ -181,7 +187,7 @@ uninstall:
 clean:
 	rm -rf build build-asan
 
-.PHONY: all FORCE tests test-programs test-deps check check-asan check-deb demo bench fuzz install uninstall clean
+.PHONY: all FORCE tests test-programs test-deps check check-asan check-deb demo bench fuzz abi-baseline install uninstall clean
 .DELETE_ON_ERROR:
 # Keep the test objects: they are not worth rebuilding on every run.
 .SECONDARY:

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * libFuzzer target: cgk_report_json on reports built from fuzz bytes (any
- * bytes in paths, comms, cgroups and messages, unterminated buffers, out of
- * range enums and errnos), with a strict JSON validator (RFC 8259, UTF-8
- * included) run on the output.
+ * bytes in paths, comms, cgroups and messages, an unterminated comm, out of
+ * range enums, signals and errnos), with a strict JSON validator (RFC 8259,
+ * UTF-8 included) run on the output.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -52,19 +52,34 @@ static void take_bytes(struct input *in, char *dst, size_t size)
 	in->n -= len;
 }
 
+/* A length byte, then that many bytes as a C string (which ends at a NUL
+ * among them). */
+static char *take_string(struct input *in)
+{
+	char buf[256] = "";
+
+	take_bytes(in, buf, sizeof(buf) - 1);
+	return strdup(buf);
+}
+
 static void take_procs(struct input *in, struct cgk_process_list *l)
 {
-	l->n = take_u8(in) % 6;
-	l->v = l->n ? calloc(l->n, sizeof(*l->v)) : NULL;
-	if (!l->v) {
-		l->n = 0;
-		return;
-	}
-	for (size_t i = 0; i < l->n; i++) {
-		l->v[i].pid = (pid_t)take_u32(in);
-		l->v[i].state = (char)take_u8(in);
-		take_bytes(in, l->v[i].comm, sizeof(l->v[i].comm));
-		take_bytes(in, l->v[i].cgroup, sizeof(l->v[i].cgroup));
+	size_t n = take_u8(in) % 6;
+
+	for (size_t i = 0; i < n; i++) {
+		pid_t pid = (pid_t)take_u32(in);
+		char state = (char)take_u8(in);
+		char comm[16] = "";
+		char *cgroup;
+		struct cgk_process *p;
+
+		take_bytes(in, comm, sizeof(comm));
+		cgroup = take_string(in);
+		if (cgroup && cgk_process_list_add(l, pid, cgroup, &p) == 0) {
+			p->state = state;
+			memcpy(p->comm, comm, sizeof(comm));
+		}
+		free(cgroup);
 	}
 }
 
@@ -259,28 +274,31 @@ static size_t count(const char *hay, size_t n, const char *needle)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct input in = { data, size };
-	struct cgk_report *r = calloc(2, sizeof(*r));
-	const struct cgk_report *reps[2] = { &r[0], &r[1] };
+	struct cgk_report *reps[2] = { NULL, NULL };
 	size_t nrep, len = 0, procs = 0;
 	char *out = NULL;
 	FILE *f;
 	int ret;
 
-	if (!r)
-		return 0;
 	nrep = 1 + take_u8(&in) % 2;
 	for (size_t k = 0; k < nrep; k++) {
-		struct cgk_report *rep = &r[k];
+		struct cgk_report *rep;
+		char *path = take_string(&in);
+		size_t n_signals;
 
-		take_bytes(&in, rep->path, sizeof(rep->path));
+		rep = reps[k] = cgk_report_new(path);
+		free(path);
+		if (!rep)
+			goto done;
 		rep->hierarchy = (int8_t)take_u8(&in);
-		rep->backend = (enum cgk_backend)(int8_t)take_u8(&in);
 		rep->fell_back_from = (enum cgk_backend)(int8_t)take_u8(&in);
 		rep->fallback_errno = (int)take_u32(&in);
 		rep->refused = (enum cgk_guard)(int8_t)take_u8(&in);
-		rep->n_signals = take_u8(&in) % 16;
-		for (unsigned i = 0; i < CGK_MAX_SIGNALS; i++)
-			rep->signals[i] = (int)take_u32(&in);
+		n_signals = take_u8(&in) % 16;
+		for (size_t i = 0; i < n_signals; i++)
+			cgk_report_add_signal(rep, (int)take_u32(&in),
+					      (enum cgk_backend)(int8_t)take_u8(&in));
+		rep->backend = (enum cgk_backend)(int8_t)take_u8(&in);
 		rep->cgroups = take_u32(&in);
 		rep->signalled = take_u32(&in);
 		rep->unreachable = take_u32(&in);
@@ -290,16 +308,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rep->signal_ms = (uint64_t)take_u32(&in) << 32 | take_u32(&in);
 		rep->empty_ms = (uint64_t)take_u32(&in) << 32 | take_u32(&in);
 		rep->error = (int)take_u32(&in);
-		take_bytes(&in, rep->message, sizeof(rep->message));
-		take_procs(&in, &rep->survivors);
-		take_procs(&in, &rep->listed);
-		procs += rep->survivors.n + rep->listed.n;
+		rep->message = take_string(&in);
+		take_procs(&in, &rep->lists[CGK_LIST_SURVIVORS]);
+		take_procs(&in, &rep->lists[CGK_LIST_LISTED]);
+		procs += rep->lists[CGK_LIST_SURVIVORS].n + rep->lists[CGK_LIST_LISTED].n;
 	}
 
 	f = open_memstream(&out, &len);
 	if (!f)
 		goto done;
-	ret = cgk_report_json(reps, nrep, f);
+	ret = cgk_report_json((const cgk_report *const *)reps, nrep, f);
 	fclose(f);
 	if (ret < 0 || !out)
 		__builtin_trap();
@@ -318,7 +336,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 done:
 	free(out);
 	for (size_t k = 0; k < 2; k++)
-		cgk_report_free(&r[k]);
-	free(r);
+		cgk_report_free(reps[k]);
 	return 0;
 }

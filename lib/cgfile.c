@@ -25,16 +25,6 @@ int cgk_read_procs(int cgfd, struct cgk_pidvec *out)
 	return cgk_read_pid_file(cgfd, "cgroup.procs", out);
 }
 
-int cgk_visit_procs(int cgfd, const char *rel, struct cgk_pidvec *out)
-{
-	int r = cgk_read_procs(cgfd, out);
-
-	/* The target itself threaded is refused before any walk. */
-	if (r == -ENOENT || (r == -EOPNOTSUPP && *rel))
-		return 0;
-	return r < 0 ? r : 1;
-}
-
 int cgk_events_value(int fd, const char *key)
 {
 	char buf[256];

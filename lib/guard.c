@@ -18,19 +18,16 @@ struct inside {
 	bool self, init, unknown;
 };
 
-static int inside_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg)
+static int inside_visit(struct cgk_run *run, int cgfd, const char *rel,
+			const struct cgk_pidvec *pids, void *arg)
 {
 	struct inside *in = arg;
-	struct cgk_pidvec pids = { 0 };
-	int r = cgk_visit_procs(cgfd, rel, &pids);
 
-	if (r <= 0)
-		return r;
-	for (size_t i = 0; i < pids.n; i++) {
-		in->self |= pids.v[i] == run->self;
-		in->init |= pids.v[i] == 1;
+	(void)cgfd, (void)rel;
+	for (size_t i = 0; i < pids->n; i++) {
+		in->self |= pids->v[i] == run->self;
+		in->init |= pids->v[i] == 1;
 	}
-	cgk_pidvec_free(&pids);
 	return 0;
 }
 
@@ -54,7 +51,7 @@ static void find_inside(struct cgk_run *run, struct inside *in)
 	}
 	*in = (struct inside){ 0 };
 	/* A failed walk: the refusal tells the story. */
-	in->unknown = cgk_tree_walk(run, inside_visit, in) < 0;
+	in->unknown = cgk_tree_walk_procs(run, inside_visit, in) < 0;
 }
 
 static int refuse(struct cgk_run *run, enum cgk_guard guard, const char *why)
@@ -237,50 +234,13 @@ static int check_list(struct cgk_run *run, const char *list, const char *text, s
 static int read_list(const char *file, char **buf, size_t *len)
 {
 	_cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	_cleanup_free_ char *p = NULL;
 	struct stat st;
-	size_t cap, n = 0;
 
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0)
+	if (fd < 0 || fstat(fd, &st) < 0)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
-	if (st.st_size > LIST_MAX)
-		return -EFBIG;
-	/* Room for one byte more than the size says: a file that grew. */
-	cap = (size_t)st.st_size + 1;
-	p = malloc(cap);
-	if (!p)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t r;
-
-		if (n == cap) {
-			char *q;
-
-			if (cap > LIST_MAX)
-				return -EFBIG;
-			q = realloc(p, LIST_MAX + 1);
-			if (!q)
-				return -ENOMEM;
-			p = q;
-			cap = LIST_MAX + 1;
-		}
-		r = read(fd, p + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	*buf = p;
-	*len = n;
-	p = NULL;
-	return 0;
+	return cgk_read_fd(fd, LIST_MAX, buf, len);
 }
 
 /* Refuse if the target, or a cgroup below it, is on the protected list. */

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Internal interfaces of libcgkill. Calls go one way, down this list; a
- * file calls only files below it:
+ * Internal interfaces of libcgkill. Calls go one way, down this list: a
+ * file calls only files on lines below its own (tests/test-layers.sh reads
+ * this list and checks it against the objects' symbols).
  *
- *	kill.c			the entry points: options, guard, backend, wait
- *	guard.c  wait.c		guard rails; waiting for the subtree to empty
+ *	kill.c			the entry points: guard, backend, wait, report
+ *	guard.c wait.c		guard rails; waiting for the subtree to empty
  *	backend-*.c		one file a backend
  *	passes.c		signalling passes several backends share
  *	signal.c		one pass: each listed process signalled once
@@ -12,8 +13,8 @@
  *	target.c		resolving a path or fd into a cgroup directory
  *	cgfile.c		readers of cgroup files: procs, events, freeze, pids
  *	options.c report.c	the public objects (report.c: JSON too)
- *	parse.c signame.c	pure parsers, fuzzed
- *	util.c error.c		time, files, vectors, marks; errors and errno names
+ *	parse.c signame.c version.c	pure parsers, fuzzed; the version
+ *	util.c error.c		time, files, vectors, marks; errors, errno names
  */
 #ifndef CGK_INTERNAL_H
 #define CGK_INTERNAL_H
@@ -78,7 +79,9 @@ uint64_t cgk_deadline_after(uint64_t ms);
 /* v (of *cap elements of size bytes) with room for need elements, grown
  * by doubling; NULL without memory, v then untouched. */
 void *cgk_grow(void *v, size_t *cap, size_t need, size_t size);
-/* Read a whole (pseudo-)file below dirfd to EOF; *buf is NUL-terminated. */
+/* Read fd to EOF, -EFBIG past max bytes; *buf is NUL-terminated. */
+int cgk_read_fd(int fd, size_t max, char **buf, size_t *len);
+/* Read a whole (pseudo-)file below dirfd to EOF. */
 int cgk_read_file_at(int dirfd, const char *name, char **buf, size_t *len);
 /* Write a string to a file below dirfd in one write(). */
 int cgk_write_file_at(int dirfd, const char *name, const char *text);
@@ -223,10 +226,6 @@ static inline bool cgk_removed(int err)
 int cgk_read_procs(int cgfd, struct cgk_pidvec *out);
 /* The same for another list of ids in the cgroup ("tasks" on v1). */
 int cgk_read_pid_file(int cgfd, const char *name, struct cgk_pidvec *out);
-/* cgroup.procs for a walk's visitor at rel ("" for the target): 1 with the
- * list, 0 for a cgroup to skip (vanished, or a threaded child whose
- * processes its domain lists), -errno. */
-int cgk_visit_procs(int cgfd, const char *rel, struct cgk_pidvec *out);
 /* "key 0|1" from an open cgroup.events (or any flat keyed file): 0 or 1,
  * or -errno. */
 int cgk_events_value(int fd, const char *key);
@@ -295,6 +294,12 @@ struct cgk_run {
 typedef int (*cgk_visit_fn)(struct cgk_run *run, int cgfd, const char *rel,
 			    void *arg);
 int cgk_tree_walk(struct cgk_run *run, cgk_visit_fn fn, void *arg);
+/* The same with the cgroup's cgroup.procs read for fn; cgroups that vanish
+ * and threaded ones below the target (their domain lists their processes)
+ * are skipped. */
+typedef int (*cgk_procs_fn)(struct cgk_run *run, int cgfd, const char *rel,
+			    const struct cgk_pidvec *pids, void *arg);
+int cgk_tree_walk_procs(struct cgk_run *run, cgk_procs_fn fn, void *arg);
 /* Count processes left in the subtree (PID 0 entries included). */
 int cgk_tree_count(struct cgk_run *run, unsigned *procs, unsigned *cgroups);
 /* Count the cgroups of the subtree, target included. */

@@ -60,10 +60,7 @@ CGK_EXPORT int cgk_options_set_backend(cgk_options *opts, enum cgk_backend backe
 
 CGK_EXPORT int cgk_options_set_wait(cgk_options *opts, uint64_t ms)
 {
-	if (!opts)
-		return -EINVAL;
-	opts->wait_ms = ms;
-	return 0;
+	return opts ? (opts->wait_ms = ms, 0) : -EINVAL;
 }
 
 CGK_EXPORT int cgk_options_set_flags(cgk_options *opts, unsigned flags)
@@ -104,26 +101,15 @@ CGK_EXPORT int cgk_options_set_protected_file(cgk_options *opts, const char *pat
 
 CGK_EXPORT int cgk_options_set_confirm(cgk_options *opts, cgk_confirm_fn fn, void *userdata)
 {
-	if (!opts)
-		return -EINVAL;
-	opts->confirm = fn;
-	opts->confirm_data = userdata;
-	return 0;
+	return opts ? (opts->confirm = fn, opts->confirm_data = userdata, 0) : -EINVAL;
 }
 
 CGK_EXPORT int cgk_options_set_progress(cgk_options *opts, cgk_progress_fn fn, void *userdata)
 {
-	if (!opts)
-		return -EINVAL;
-	opts->progress = fn;
-	opts->progress_data = userdata;
-	return 0;
+	return opts ? (opts->progress = fn, opts->progress_data = userdata, 0) : -EINVAL;
 }
 
 CGK_EXPORT int cgk_options_set_cancel(cgk_options *opts, volatile sig_atomic_t *cancel)
 {
-	if (!opts)
-		return -EINVAL;
-	opts->cancel = cancel;
-	return 0;
+	return opts ? (opts->cancel = cancel, 0) : -EINVAL;
 }

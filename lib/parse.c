@@ -283,37 +283,43 @@ int cgk_parse_mountinfo(const char *buf, size_t len, struct cgk_mount **out,
 	return 0;
 }
 
+/* The next item of the comma-separated list [s, s+n) from *pos, which
+ * moves past it; false after the last (an empty list has one empty item). */
+static bool next_item(const char *s, size_t n, size_t *pos, const char **item, size_t *len)
+{
+	size_t i = *pos, j = i;
+
+	if (i > n)
+		return false;
+	while (j < n && s[j] != ',')
+		j++;
+	*item = s + i;
+	*len = j - i;
+	*pos = j + 1;
+	return true;
+}
+
 /* Does the comma-separated list [s, s+n) contain item [c, c+cn)? */
 static bool list_has(const char *s, size_t n, const char *c, size_t cn)
 {
-	size_t i = 0;
+	const char *item;
+	size_t len;
 
-	while (i <= n) {
-		size_t j = i;
-
-		while (j < n && s[j] != ',')
-			j++;
-		if (j - i == cn && memcmp(s + i, c, cn) == 0)
+	for (size_t pos = 0; next_item(s, n, &pos, &item, &len);)
+		if (len == cn && memcmp(item, c, cn) == 0)
 			return true;
-		i = j + 1;
-	}
 	return false;
 }
 
 /* Every item of list a is in list b. */
 static bool list_subset(const char *a, size_t an, const char *b, size_t bn)
 {
-	size_t i = 0;
+	const char *item;
+	size_t len;
 
-	while (i <= an) {
-		size_t j = i;
-
-		while (j < an && a[j] != ',')
-			j++;
-		if (!list_has(b, bn, a + i, j - i))
+	for (size_t pos = 0; next_item(a, an, &pos, &item, &len);)
+		if (!list_has(b, bn, item, len))
 			return false;
-		i = j + 1;
-	}
 	return true;
 }
 

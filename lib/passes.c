@@ -37,22 +37,19 @@ static bool is_running(int procfd, pid_t pid)
 	return cgk_proc_stat(procfd, pid, &p, NULL) == 0 && p.state == 'R';
 }
 
-static int live_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg)
+static int live_visit(struct cgk_run *run, int cgfd, const char *rel,
+		      const struct cgk_pidvec *pids, void *arg)
 {
 	struct live *live = arg;
-	struct cgk_pidvec pids = { 0 };
-	int r = cgk_visit_procs(cgfd, rel, &pids);
 
-	if (r <= 0)
-		return r;
-	for (size_t i = 0; i < pids.n; i++) {
-		if (pids.v[i] == 0 || pids.v[i] == live->self)
+	(void)cgfd, (void)rel;
+	for (size_t i = 0; i < pids->n; i++) {
+		if (pids->v[i] == 0 || pids->v[i] == live->self)
 			continue;
 		live->n++;
 		if (live->look && !live->running)
-			live->running = is_running(run->procfd, pids.v[i]);
+			live->running = is_running(run->procfd, pids->v[i]);
 	}
-	cgk_pidvec_free(&pids);
 	return 0;
 }
 
@@ -76,7 +73,7 @@ static int settle(struct cgk_run *run, int sig, uint64_t deadline)
 		struct live live = { .self = run->self,
 				     .look = run->rep->not_permitted == 0 && run->proc_ours };
 		unsigned fresh;
-		int r = cgk_tree_walk(run, live_visit, &live);
+		int r = cgk_tree_walk_procs(run, live_visit, &live);
 
 		if (r < 0)
 			return cgk_error_wrap(&run->err, r, "cannot list the processes");

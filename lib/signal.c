@@ -214,25 +214,22 @@ static int signal_batch(struct cgk_run *run, struct pass *pass, int cgfd, const 
 	return r;
 }
 
-static int pass_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg)
+static int pass_visit(struct cgk_run *run, int cgfd, const char *rel,
+		      const struct cgk_pidvec *listed, void *arg)
 {
 	struct pass *pass = arg;
-	struct cgk_pidvec listed = { 0 }, fresh = { 0 };
+	struct cgk_pidvec fresh = { 0 };
 	struct slot *slots = NULL;
 	size_t batch;
-	int r = cgk_visit_procs(cgfd, rel, &listed);
+	int r = 0;
 
-	if (r <= 0)
-		return r < 0 ? cgk_error_set(&run->err, r, "cannot read cgroup.procs of %s",
-					     *rel ? rel : "the target") : 0;
 	pass->cgroups++;
-	r = 0;
 
-	for (size_t i = 0; r >= 0 && i < listed.n; i++) {
-		if (listed.v[i] == 0)
+	for (size_t i = 0; r >= 0 && i < listed->n; i++) {
+		if (listed->v[i] == 0)
 			pass->unreachable++;
-		else if (!cgk_pidset_has(&run->done, listed.v[i]))
-			r = cgk_pidvec_push(&fresh, listed.v[i]);
+		else if (!cgk_pidset_has(&run->done, listed->v[i]))
+			r = cgk_pidvec_push(&fresh, listed->v[i]);
 	}
 	batch = fresh.n < run->batch ? fresh.n : run->batch;
 	if (!batch)
@@ -245,7 +242,6 @@ static int pass_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg)
 		r = signal_batch(run, pass, cgfd, rel, fresh.v + i, slots, n);
 	}
 	free(slots);
-	cgk_pidvec_free(&listed);
 	cgk_pidvec_free(&fresh);
 	return r;
 }
@@ -288,7 +284,7 @@ int cgk_signal_stragglers(struct cgk_run *run, int sig, unsigned *fresh)
 int cgk_signal_pass(struct cgk_run *run, int sig, unsigned *fresh)
 {
 	struct pass pass = { .sig = sig };
-	int r = cgk_tree_walk(run, pass_visit, &pass);
+	int r = cgk_tree_walk_procs(run, pass_visit, &pass);
 
 	/* PID 0 entries cannot be told apart between passes: report the
 	 * largest number seen at once. */

@@ -107,31 +107,19 @@ static bool parse_uint(const char *s, unsigned long *v)
 static int rt_from_name(const char *s, int *sig)
 {
 	int min = SIGRTMIN, max = SIGRTMAX;
+	bool from_min = strncasecmp(s, "RTMIN", 5) == 0;
+	char sign = from_min ? '+' : '-';
 	unsigned long off = 0;
 
-	if (strncasecmp(s, "RTMIN", 5) == 0) {
-		s += 5;
-		if (*s == '+' && !parse_uint(s + 1, &off))
-			return -EINVAL;
-		if (*s && *s != '+')
-			return -EINVAL;
-		if (off > (unsigned long)(max - min))
-			return -EINVAL;
-		*sig = min + (int)off;
-		return 0;
-	}
-	if (strncasecmp(s, "RTMAX", 5) == 0) {
-		s += 5;
-		if (*s == '-' && !parse_uint(s + 1, &off))
-			return -EINVAL;
-		if (*s && *s != '-')
-			return -EINVAL;
-		if (off > (unsigned long)(max - min))
-			return -EINVAL;
-		*sig = max - (int)off;
-		return 0;
-	}
-	return -EINVAL;
+	if (!from_min && strncasecmp(s, "RTMAX", 5) != 0)
+		return -EINVAL;
+	s += 5;
+	if (*s == sign && !parse_uint(s + 1, &off))
+		return -EINVAL;
+	if ((*s && *s != sign) || off > (unsigned long)(max - min))
+		return -EINVAL;
+	*sig = from_min ? min + (int)off : max - (int)off;
+	return 0;
 }
 
 static const char *table_name(int sig)

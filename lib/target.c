@@ -488,27 +488,26 @@ static unsigned hierarchy_backends(const struct cgk_mount *m)
 struct cgk_hierarchies {
 	size_t n;
 	struct cgk_mount *mounts;	/* one block, strings included */
-	unsigned *backends;
+	unsigned backends[];
 };
 
 CGK_EXPORT int cgk_hierarchies_read(cgk_hierarchies **ret)
 {
+	struct cgk_mount *mounts = NULL;
 	cgk_hierarchies *h;
-	int r;
+	size_t n = 0;
+	int r = ret ? cgk_mounts_read(&mounts, &n) : -EINVAL;
 
-	if (!ret)
-		return -EINVAL;
-	h = calloc(1, sizeof(*h));
-	if (!h)
-		return -ENOMEM;
-	r = cgk_mounts_read(&h->mounts, &h->n);
-	if (r >= 0 && !(h->backends = calloc(h->n ? h->n : 1, sizeof(*h->backends))))
-		r = -ENOMEM;
-	if (r < 0) {
-		cgk_hierarchies_free(h);
+	if (r < 0)
 		return r;
+	h = calloc(1, sizeof(*h) + n * sizeof(h->backends[0]));
+	if (!h) {
+		free(mounts);
+		return -ENOMEM;
 	}
-	for (size_t i = 0; i < h->n; i++)
+	h->n = n;
+	h->mounts = mounts;
+	for (size_t i = 0; i < n; i++)
 		h->backends[i] = hierarchy_backends(&h->mounts[i]);
 	*ret = h;
 	return 0;
@@ -516,11 +515,9 @@ CGK_EXPORT int cgk_hierarchies_read(cgk_hierarchies **ret)
 
 CGK_EXPORT cgk_hierarchies *cgk_hierarchies_free(cgk_hierarchies *h)
 {
-	if (h) {
+	if (h)
 		free(h->mounts);
-		free(h->backends);
-		free(h);
-	}
+	free(h);
 	return NULL;
 }
 

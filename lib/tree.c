@@ -181,6 +181,35 @@ int cgk_tree_walk(struct cgk_run *run, cgk_visit_fn fn, void *arg)
 	return walk(run, run->t->fd, false, "", fn, arg);
 }
 
+struct procs_walk {
+	cgk_procs_fn fn;
+	void *arg;
+};
+
+static int procs_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg)
+{
+	struct procs_walk *w = arg;
+	struct cgk_pidvec pids = { 0 };
+	int r = cgk_read_procs(cgfd, &pids);
+
+	/* The target itself threaded is refused before any walk. */
+	if (r == -ENOENT || (r == -EOPNOTSUPP && *rel))
+		r = 0;
+	else if (r < 0)
+		cgk_error_set(&run->err, r, "cannot read cgroup.procs of %s", *rel ? rel : "the target");
+	else
+		r = w->fn(run, cgfd, rel, &pids, w->arg);
+	cgk_pidvec_free(&pids);
+	return r;
+}
+
+int cgk_tree_walk_procs(struct cgk_run *run, cgk_procs_fn fn, void *arg)
+{
+	struct procs_walk w = { .fn = fn, .arg = arg };
+
+	return cgk_tree_walk(run, procs_visit, &w);
+}
+
 struct count {
 	unsigned procs, cgroups;
 	struct cgk_process_list *list;
@@ -219,32 +248,29 @@ int cgk_proc_stat(int procfd, pid_t pid, struct cgk_process *p, unsigned long *f
 	return 0;
 }
 
-static int count_visit(struct cgk_run *run, int cgfd, const char *rel, void *arg)
+static int count_visit(struct cgk_run *run, int cgfd, const char *rel,
+		       const struct cgk_pidvec *pids, void *arg)
 {
 	struct count *c = arg;
-	struct cgk_pidvec pids = { 0 };
-	int r = cgk_visit_procs(cgfd, rel, &pids);
+	int r = 0;
 
-	if (r <= 0)
-		return r;
+	(void)cgfd;
 	c->cgroups++;
-	c->procs += (unsigned)pids.n;
-	r = 0;
-	for (size_t i = 0; c->list && r >= 0 && i < pids.n; i++) {
+	c->procs += (unsigned)pids->n;
+	for (size_t i = 0; c->list && r >= 0 && i < pids->n; i++) {
 		struct cgk_process *p;
 
-		r = cgk_process_list_add(c->list, pids.v[i], rel, &p);
-		if (r >= 0 && pids.v[i] > 0 && run->proc_ours)
-			cgk_proc_stat(run->procfd, pids.v[i], p, NULL);
+		r = cgk_process_list_add(c->list, pids->v[i], rel, &p);
+		if (r >= 0 && pids->v[i] > 0 && run->proc_ours)
+			cgk_proc_stat(run->procfd, pids->v[i], p, NULL);
 	}
-	cgk_pidvec_free(&pids);
 	return r;
 }
 
 int cgk_tree_count(struct cgk_run *run, unsigned *procs, unsigned *cgroups)
 {
 	struct count c = { 0 };
-	int r = cgk_tree_walk(run, count_visit, &c);
+	int r = cgk_tree_walk_procs(run, count_visit, &c);
 
 	if (procs)
 		*procs = c.procs;
@@ -505,7 +531,7 @@ void cgk_proc_check(struct cgk_run *run)
 int cgk_tree_list(struct cgk_run *run, struct cgk_process_list *out, unsigned *cgroups)
 {
 	struct count c = { .list = out };
-	int r = cgk_tree_walk(run, count_visit, &c);
+	int r = cgk_tree_walk_procs(run, count_visit, &c);
 
 	if (cgroups)
 		*cgroups = c.cgroups;

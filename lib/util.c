@@ -48,14 +48,11 @@ void *cgk_grow(void *v, size_t *cap, size_t need, size_t size)
 	return q;
 }
 
-int cgk_read_file_at(int dirfd, const char *name, char **buf, size_t *len)
+int cgk_read_fd(int fd, size_t max, char **buf, size_t *len)
 {
-	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	_cleanup_free_ char *p = NULL;
 	size_t cap = 0, n = 0;
 
-	if (fd < 0)
-		return -errno;
 	/* One read() of a kernel list returns only part of it: read to EOF. */
 	for (;;) {
 		char *q = cgk_grow(p, &cap, n + 4096, 1);
@@ -72,6 +69,8 @@ int cgk_read_file_at(int dirfd, const char *name, char **buf, size_t *len)
 		if (r == 0)
 			break;
 		n += (size_t)r;
+		if (n > max)
+			return -EFBIG;
 	}
 	p[n] = '\0';
 	*buf = p;
@@ -79,6 +78,13 @@ int cgk_read_file_at(int dirfd, const char *name, char **buf, size_t *len)
 	if (len)
 		*len = n;
 	return 0;
+}
+
+int cgk_read_file_at(int dirfd, const char *name, char **buf, size_t *len)
+{
+	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	return fd < 0 ? -errno : cgk_read_fd(fd, SIZE_MAX, buf, len);
 }
 
 int cgk_write_file_at(int dirfd, const char *name, const char *text)
