@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The manual pages render without warnings (groff -ww, mandoc -Tlint), and
 # cgkill --help, cgkill(1), the option table of cli/cgkill.c and the bash
-# completion all list the same options; libcgkill(3) documents every
-# function of cgkill.h and its example compiles; --help and usage errors
-# follow the util-linux conventions.
+# completion all list the same options; libcgkill(3) lists and describes
+# every function and constant of cgkill.h and no name that is not there, and
+# its examples compile and run; --help and usage errors follow the
+# util-linux conventions.
 cd "${0%/*}/.." || exit 1
 . tests/tap.sh
 . tests/lib.sh
@@ -160,39 +161,90 @@ name3=$(section "$lib3" NAME | grep -oE 'cgk_[a-z0-9_]+')
 syn3=$(section "$lib3" SYNOPSIS | grep -oE 'cgk_[a-z0-9_]+\(' | tr -d '(')
 same_set "functions" "cgkill.h" "$declared" "libcgkill(3) NAME" "$name3"
 same_set "functions" "cgkill.h" "$declared" "libcgkill(3) SYNOPSIS" "$syn3"
-# Every documented field of the options and the report exists.
-for f in $(grep -oE '^\.B[R]? "?(bool|int|unsigned|uint64_t|enum [a-z_]+|const char|char|struct [a-z_]+|void) \*?\(?\*?[a-z_]+' man/libcgkill.3 |
-	awk '{ print $NF }' | tr -d '*('); do
-	grep -qE "[ *(]$f(\[|;|\)| =|,)" include/cgkill.h
-	ok $? "libcgkill.3 field $f exists in cgkill.h"
+# Every function is described, not only listed: named in a heading or a font
+# request of DESCRIPTION (".BR cgk_kill ()", a .TP tag).
+desc3=$(sed -n '/^\.SH DESCRIPTION/,/^\.SH /p' man/libcgkill.3 | grep -E '^\.(SS|B|I|BR|IR|RB|RI|BI|IB) ')
+described=$(grep -oE 'cgk_[a-z0-9_]+' <<<"$desc3" | sort -u)
+undescribed=$(comm -23 <(printf '%s\n' "$declared") <(printf '%s\n' "$described"))
+[ -z "$undescribed" ]
+ok $? "libcgkill.3 DESCRIPTION describes every function of cgkill.h" ||
+	diag "not described: $(echo $undescribed)"
+# Every constant of cgkill.h (macros and enum values) is in the page, and
+# every cgk_ or CGK_ name the page spells is in cgkill.h: a name of an
+# interface that is gone (CGK_OPTIONS_INIT, cgk_list_hierarchies) fails.
+constants=$(perl -0777 -ne 's{/\*.*?\*/}{}gs;
+	print "$1\n" while /^#define (CGK_\w+)/gm;
+	while (/^enum cgk_\w+ \{(.*?)\};/gms) { my $b = $1; print "$1\n" while $b =~ /\b(CGK_\w+)/g }' \
+	include/cgkill.h | sort -u)
+[ "$(wc -l <<<"$constants")" -ge 15 ]
+ok $? "cgkill.h: its constants found ($(wc -l <<<"$constants"))"
+page_names=$(grep -oE '\b(cgk|CGK)_[A-Za-z0-9_]+' man/libcgkill.3 | sort -u)
+missing=$(comm -23 <(printf '%s\n' "$constants") <(printf '%s\n' "$page_names"))
+[ -z "$missing" ]
+ok $? "libcgkill.3 names every constant of cgkill.h" || diag "not named: $(echo $missing)"
+header_names=$(grep -oE '\b(cgk|CGK)_[A-Za-z0-9_]+' include/cgkill.h | sort -u)
+stale=$(comm -23 <(printf '%s\n' "$page_names") <(printf '%s\n' "$header_names"))
+[ -z "$stale" ]
+ok $? "every cgk_/CGK_ name in libcgkill.3 is in cgkill.h" || diag "not in cgkill.h: $(echo $stale)"
+# The objects are opaque: the page names a struct only to typedef it.
+structs=$(grep -E 'struct cgk_' man/libcgkill.3 | grep -vE '^\.B typedef struct (cgk_[a-z_]+) \1;$')
+[ -z "$structs" ]
+ok $? "libcgkill.3 names no struct but in its typedefs" || diag "$structs"
+# VERSIONS names the version node of the map file, and the soname.
+node=$(sed -n 's/^\(LIBCGKILL_[0-9.]*\) {.*/\1/p' lib/libcgkill.map | head -n1)
+vers=$(section "$lib3" VERSIONS)
+[ -n "$node" ] && grep -qw "$node" <<<"$vers" && grep -qF libcgkill.so.1 <<<"$vers"
+ok $? "libcgkill.3 VERSIONS names the version node $node and libcgkill.so.1"
+
+# The examples: every block that includes cgkill.h compiles and links (-Wall
+# -Wextra -Werror -pedantic); a fragment is compiled inside a main() that
+# gives it a path. The first program runs (usage without arguments); a
+# program that reads the hierarchies runs, and lists the mounts of
+# /proc/self/mountinfo.
+awk -v dir="$tmp" '
+	/^\.EX/ { n++; ex = 1; f = dir "/ex" n ".c"; printf "" >f; next }
+	/^\.EE/ { ex = 0; close(f); next }
+	ex { print >f }' man/libcgkill.3
+programs=0
+for f in "$tmp"/ex*.c; do
+	sed -i -e 's/\\e/\\/g' -e 's/\\-/-/g' -e "s/\\\\(aq/'/g" "$f"
+	grep -q 'cgk_' "$f" || continue
+	name=${f##*/}
+	if ! grep -q 'main(' "$f"; then
+		{
+			printf '#include <stdio.h>\n#include <cgkill.h>\n\n'
+			printf 'int main(int argc, char *argv[])\n{\n'
+			printf '\tconst char *path = argc > 1 ? argv[1] : "";\n\n\t{\n'
+			cat "$f"
+			printf '\t}\n\treturn 0;\n}\n'
+		} >"$f.main" && mv "$f.main" "$f"
+		check "libcgkill.3: the fragment $name compiles" \
+			${CC:-cc} -std=c11 -Wall -Wextra -Werror -pedantic $san -Iinclude -o "${f%.c}" \
+			"$f" "$build/libcgkill.a"
+		continue
+	fi
+	programs=$((programs + 1))
+	check "libcgkill.3: example program $programs compiles and links" \
+		${CC:-cc} -std=c11 -Wall -Wextra -Werror -pedantic $san -Iinclude -o "${f%.c}" \
+		"$f" "$build/libcgkill.a" || continue
+	if [ $programs -eq 1 ]; then
+		grep -q 'cgk_kill(' "$f"
+		ok $? "libcgkill.3: the first example calls cgk_kill()"
+		out=$("${f%.c}" 2>&1)
+		[ $? -eq 2 ] && grep -q usage <<<"$out"
+		ok $? "libcgkill.3: the first example runs (usage without arguments)" || diag "$out"
+	fi
+	if grep -q 'cgk_hierarchies_read(' "$f"; then
+		out=$("${f%.c}" 2>&1)
+		ok $? "libcgkill.3: example program $programs (hierarchies) runs" || diag "$out"
+		mounts=$(awk '{ for (i = 7; $i != "-"; i++) ; if ($(i + 1) ~ /^cgroup2?$/) print $5 }' \
+			/proc/self/mountinfo)
+		same_set "cgroup mounts" "/proc/self/mountinfo" "$mounts" "the example's list" \
+			"$(awk '{ print $1 }' <<<"$out")"
+	fi
 done
-# ...and every field of every public struct is documented: named in a font
-# request of DESCRIPTION (".I after_ms", ".B volatile sig_atomic_t *cancel").
-fields=$(perl -0777 -ne 's{/\*.*?\*/}{}gs;
-	while (/^struct (cgk_\w+) \{(.*?)^\};/gms) {
-		my ($s, $b) = ($1, $2);
-		for (split /;/, $b) {
-			print "$s.$1\n" if /\(\s*\*\s*(\w+)\s*\)/ || /(\w+)\s*(?:\[[^\]]*\])?\s*$/;
-		}
-	}' include/cgkill.h)
-[ "$(wc -l <<<"$fields")" -ge 40 ]
-ok $? "cgkill.h: the fields of its structs found ($(wc -l <<<"$fields"))"
-desc3=$(sed -n '/^\.SH DESCRIPTION/,/^\.SH /p' man/libcgkill.3 | grep -E '^\.(B|I|BR|IR|RB|RI|BI|IB) ')
-for sf in $fields; do
-	grep -qw -- "${sf#*.}" <<<"$desc3"
-	ok $? "libcgkill.3 documents $sf"
-done
-# The example compiles against the built library.
-awk '/^\.EX/ { n++; ex = 1; next } /^\.EE/ { ex = 0; next } ex && n == 1' man/libcgkill.3 |
-	sed -e 's/\\e/\\/g' -e 's/\\-/-/g' >"$tmp/example.c"
-grep -q 'cgk_kill(' "$tmp/example.c"
-ok $? "libcgkill.3 has an example that calls cgk_kill()"
-check "the libcgkill.3 example compiles and links" \
-	${CC:-cc} -std=c11 -Wall -Wextra -Werror -pedantic $san -Iinclude -o "$tmp/example" \
-	"$tmp/example.c" "$build/libcgkill.a"
-out=$("$tmp/example" 2>&1)
-[ $? -eq 2 ] && grep -q usage <<<"$out"
-ok $? "the libcgkill.3 example runs (usage without arguments)"
+[ $programs -ge 1 ]
+ok $? "libcgkill.3 has example programs ($programs)"
 
 # --- bash completion ------------------------------------------------------
 check "completion/cgkill parses (bash -n)" bash -n completion/cgkill
