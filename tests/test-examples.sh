@@ -1,15 +1,61 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The examples are valid as they stand: every examples/*.service passes
-# "systemd-analyze verify" of the systemd installed here (Debian 12: 252)
-# without a warning about it, and every examples/*.sh parses. (They are
-# run for real by test-install.sh and test-units.sh.)
+# The examples are valid as they stand: examples/kill-service.c compiles
+# against include/cgkill.h and the built libcgkill (C99 and C11, -Wall
+# -Wextra -Werror -pedantic), prints its usage and reports a failure; every
+# examples/*.service passes "systemd-analyze verify" of the systemd
+# installed here (Debian 12: 252) without a warning about it, and every
+# examples/*.sh parses. (They are run for real on a sandbox cgroup by
+# test-install.sh, kill-service against the installed library, and by
+# test-units.sh.)
 cd "${0%/*}/.." || exit 1
 . tests/tap.sh
 . tests/lib.sh
 
 tmp=$(mktemp -d /tmp/cgkill-test-examples.XXXXXX) || bail_out "mktemp"
 trap 'rm -rf "$tmp"' EXIT
+
+# --- examples/kill-service.c ---------------------------------------------
+[ -f "$build/libcgkill.a" ] || bail_out "$build/libcgkill.a not built (run make first)"
+# A sanitizer build (make check-asan) needs the runtime to link against.
+san=""
+nm "$build/libcgkill.a" 2>/dev/null | grep -q ' U __asan_init' && san="-fsanitize=address,undefined"
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+ks=""
+for std in c99 c11; do
+	check "examples/kill-service.c compiles as $std without a warning" \
+		${CC:-cc} -std=$std -Wall -Wextra -Werror -pedantic -Wshadow -Wstrict-prototypes \
+		$san -Iinclude -o "$tmp/kill-service-$std" examples/kill-service.c \
+		"$build/libcgkill.a" && ks=$tmp/kill-service-$std
+done
+if [ -n "$ks" ]; then
+	for args in "" "-s NOSUCHSIGNAL x" "-k 5 x" "-w 1s a b"; do
+		# shellcheck disable=SC2086
+		out=$("$ks" $args 2>&1)
+		rc=$?
+		[ $rc -eq 2 ] && grep -q '^usage: kill-service ' <<<"$out"
+		ok $? "kill-service ${args:-(no arguments)}: usage, exit 2" || diag "exit $rc: $out"
+	done
+	# A failure: a directory that is no cgroup (nothing there to kill).
+	mkdir "$tmp/not-a-cgroup"
+	out=$("$ks" "$tmp/not-a-cgroup" 2>&1)
+	rc=$?
+	[ $rc -eq 1 ] && grep -qE "^cgroup: +$tmp/not-a-cgroup " <<<"$out" &&
+		grep -qE "^error: +.*not-a-cgroup.*\(E[A-Z]+\)\$" <<<"$out" &&
+		grep -qE '^signals: *$' <<<"$out"
+	ok $? "kill-service on a directory that is no cgroup: exit 1, the error named" ||
+		diag "exit $rc: $out"
+	out=$("$ks" -j "$tmp/not-a-cgroup" 2>&1)
+	rc=$?
+	if command -v python3 >/dev/null; then
+		python3 -c 'import json, sys
+t = json.load(sys.stdin)["targets"][0]
+assert t["error"]["errno"].startswith("E") and t["signals"] == [], t' <<<"$out"
+		[ $? -eq 0 ] && [ $rc -eq 1 ]
+		ok $? "kill-service -j on it: exit 1, a JSON report with the error" ||
+			diag "exit $rc: $out"
+	fi
+fi
 
 for f in examples/*.sh; do
 	check "$f parses (sh -n)" sh -n "$f"
