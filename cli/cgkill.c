@@ -934,7 +934,7 @@ static int run_systemctl(char *const argv[], char *const envp[], char *out, size
  * an error (before anything is signalled). */
 static char *unit_cgroup(const char *opt, const char *arg, bool user)
 {
-	char out[8192], err[1024], *env[5], *name, *cgroup;
+	char out[8192] = "", err[1024] = "", *env[5], *name, *cgroup;
 	const char *vars[] = { "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS" };
 	const char *manager = user ? "systemd user service manager" : "systemd service manager";
 	size_t n_env = 0;

@@ -57,11 +57,11 @@ static int send_signal(struct cgk_run *run, int sig)
 		r = freezes_self(run, opts->backend) ? -EOPNOTSUPP : ops->probe(run, sig);
 		if (r < 0)
 			return cgk_error_set(&run->err, r, "the %s backend cannot serve this cgroup%s",
-					cgk_backend_name(opts->backend),
-					freezes_self(run, opts->backend) ?
-					" (it would freeze cgkill itself, which is inside)" :
-					sig != SIGKILL && opts->backend == CGK_BACKEND_KERNEL ?
-					" (it sends SIGKILL only)" : "");
+					     cgk_backend_name(opts->backend),
+					     freezes_self(run, opts->backend) ?
+					     " (it would freeze cgkill itself, which is inside)" :
+					     sig != SIGKILL && opts->backend == CGK_BACKEND_KERNEL ?
+					     " (it sends SIGKILL only)" : "");
 		r = record_signal(run, sig, opts->backend);
 		return r < 0 ? r : ops->send(run, sig);
 	}
@@ -74,7 +74,8 @@ static int send_signal(struct cgk_run *run, int sig)
 			continue;	/* not this kind of hierarchy or signal */
 		if (r >= 0) {
 			enum cgk_backend prev = rep->backend;
-			unsigned n = rep->n_signals, touched = rep->signalled + rep->not_permitted;
+			size_t n = rep->n_signals;
+			unsigned touched = rep->signalled + rep->not_permitted;
 
 			r = record_signal(run, sig, b);
 			if (r < 0)

@@ -103,27 +103,29 @@ CGK_EXPORT cgk_report *cgk_report_free(cgk_report *report)
 }
 
 /* Accessors: a NULL report reads as an empty one. */
-#define GETTER(type, name, field, none)                                   \
-	CGK_EXPORT type cgk_report_##name(const cgk_report *report)       \
+/* NOLINTBEGIN(bugprone-macro-parentheses): field is a member name */
+#define GETTER(type, field, none)                                         \
+	CGK_EXPORT type cgk_report_##field(const cgk_report *report)      \
 	{                                                                 \
 		return report ? report->field : none;                     \
 	}
-GETTER(int, hierarchy, hierarchy, 0)
-GETTER(enum cgk_backend, backend, backend, CGK_BACKEND_AUTO)
-GETTER(enum cgk_backend, fell_back_from, fell_back_from, CGK_BACKEND_AUTO)
-GETTER(int, fallback_errno, fallback_errno, 0)
-GETTER(enum cgk_guard, refused, refused, CGK_GUARD_NONE)
-GETTER(size_t, n_signals, n_signals, 0)
-GETTER(unsigned, cgroups, cgroups, 0)
-GETTER(unsigned, signalled, signalled, 0)
-GETTER(unsigned, unreachable, unreachable, 0)
-GETTER(unsigned, not_permitted, not_permitted, 0)
-GETTER(bool, waited, waited, false)
-GETTER(bool, emptied, emptied, false)
-GETTER(uint64_t, signal_ms, signal_ms, 0)
-GETTER(uint64_t, empty_ms, empty_ms, 0)
-GETTER(int, error, error, 0)
+GETTER(int, hierarchy, 0)
+GETTER(enum cgk_backend, backend, CGK_BACKEND_AUTO)
+GETTER(enum cgk_backend, fell_back_from, CGK_BACKEND_AUTO)
+GETTER(int, fallback_errno, 0)
+GETTER(enum cgk_guard, refused, CGK_GUARD_NONE)
+GETTER(size_t, n_signals, 0)
+GETTER(unsigned, cgroups, 0)
+GETTER(unsigned, signalled, 0)
+GETTER(unsigned, unreachable, 0)
+GETTER(unsigned, not_permitted, 0)
+GETTER(bool, waited, false)
+GETTER(bool, emptied, false)
+GETTER(uint64_t, signal_ms, 0)
+GETTER(uint64_t, empty_ms, 0)
+GETTER(int, error, 0)
 #undef GETTER
+/* NOLINTEND(bugprone-macro-parentheses) */
 
 CGK_EXPORT const char *cgk_report_path(const cgk_report *report)
 {

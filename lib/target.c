@@ -273,7 +273,7 @@ static int resolve_name(const char *name, const struct cgk_mount *mounts, size_t
 	if (strcmp(name, "..") == 0 || strncmp(name, "../", 3) == 0 || strstr(name, "/../") ||
 	    (strlen(name) >= 3 && strcmp(name + strlen(name) - 3, "/..") == 0))
 		return cgk_error_about(err, -EINVAL, name,
-			      "a path relative to the cgroup v2 mount may not contain \"..\"");
+				       "a path relative to the cgroup v2 mount may not contain \"..\"");
 	if (asprintf(&abs, "%s%s", name[0] == '/' ? "" : "/", name) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
@@ -294,11 +294,11 @@ static int resolve_name(const char *name, const struct cgk_mount *mounts, size_t
 	}
 	if (outside)
 		return cgk_error_about(err, -EXDEV, name,
-			      "the cgroup v2 mount shows the tree from outside this cgroup namespace, "
-			      "so a name as /proc/PID/cgroup shows it cannot be resolved against it; "
-			      "name the cgroup by its path under the mount");
+				       "the cgroup v2 mount shows the tree from outside this cgroup namespace, "
+				       "so a name as /proc/PID/cgroup shows it cannot be resolved against it; "
+				       "name the cgroup by its path under the mount");
 	return cgk_error_about(err, -ENOENT, name,
-		      "not inside a cgroup mount, and no cgroup v2 mount shows it");
+			       "not inside a cgroup mount, and no cgroup v2 mount shows it");
 }
 
 int cgk_target_open(const char *path, struct cgk_target *t, struct cgk_error *err)
@@ -355,9 +355,9 @@ int cgk_target_open(const char *path, struct cgk_target *t, struct cgk_error *er
 		return cgk_error_about(err, -ELOOP, path, "refusing to follow a symlink");
 	}
 	if (fd < 0)
-		return cgk_error_about(err, fd, path,
-			      fd == -ENOENT ? "no such cgroup" :
-			      fd == -ENOTDIR ? "not a cgroup directory" : "cannot open");
+		return cgk_error_about(err, fd, path, "%s",
+				       fd == -ENOENT ? "no such cgroup" :
+				       fd == -ENOTDIR ? "not a cgroup directory" : "cannot open");
 	return target_open_fd(fd, cgroup_version(fd), t, path, err);
 }
 
