@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "populated.h"
+
 #define DEADLINE_MS 60000
 
 static long long now_ms(void)
@@ -31,20 +33,6 @@ static long long now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
-/* 1 while "populated 1", 0 once "populated 0", -1 on error. */
-static int populated(int fd)
-{
-	char buf[256];
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-	char *p;
-
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strstr(buf, "populated ");
-	return p ? p[10] == '1' : -1;
 }
 
 /* pidfds of the processes listed in dirfd/cgroup.procs, read to EOF. */
