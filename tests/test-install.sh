@@ -122,6 +122,16 @@ cmp -s README.md "$root/usr/share/doc/cgkill/README.md" &&
 ok $? "README.md and SECURITY.md are installed as they are"
 [ "$(cat "$root/usr/share/man/man3/cgk_kill.3")" = ".so man3/libcgkill.3" ]
 ok $? "cgk_kill(3) is a link to libcgkill(3)"
+# Every function of cgkill.h has its page, and no other cgk_ page is there.
+declared=$(sed -n 's/^[a-z].*[ *]\(cgk_[a-z0-9_]*\)(.*/\1/p' include/cgkill.h | sort -u)
+linked=$(grep -lx '.so man3/libcgkill.3' "$root"/usr/share/man/man3/cgk_*.3 2>/dev/null |
+	sed 's|.*/\(cgk_[a-z0-9_]*\)\.3$|\1|' | sort -u)
+pages=$(find "$root/usr/share/man/man3" -name 'cgk_*' -printf '%f\n' | sed 's/\.3$//' | sort -u)
+nfun=$(wc -l <<<"$declared")
+[ "$nfun" -ge 50 ] && [ "$declared" = "$linked" ] && [ "$pages" = "$linked" ]
+ok $? "every function of cgkill.h ($nfun) has a man3 page that links to libcgkill(3), and only those" ||
+	diag "missing: $(comm -23 <(echo "$declared") <(echo "$linked") | tr '\n' ' ')" \
+		"extra: $(comm -13 <(echo "$declared") <(echo "$pages") | tr '\n' ' ')"
 outside=$(find "$root" -mindepth 1 -maxdepth 1 ! -name usr)
 [ -z "$outside" ]
 ok $? "nothing installed outside /usr" || diag "$outside"

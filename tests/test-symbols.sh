@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The shared library exports the cgk_ API and nothing else, under the
-# soname libcgkill.so.1, and every function of cgkill.h is exported.
+# soname libcgkill.so.1, and every function of cgkill.h is exported, each
+# under the version node lib/libcgkill.map gives it; debian's symbols file
+# lists the same symbols with the same nodes.
 cd "${0%/*}/.." || exit 1
 . tests/tap.sh
 
@@ -24,6 +26,50 @@ ok $? "only cgk_* symbols are exported" || diag "also exported: $(echo $stray)"
 unversioned=$(nm -D --defined-only "$so" | awk '$2 != "A" && $3 !~ /@@LIBCGKILL_[0-9]/ { print $3 }')
 [ -z "$unversioned" ]
 ok $? "every exported symbol has a LIBCGKILL_ version" || diag "unversioned: $(echo $unversioned)"
+
+# The nodes are those of the map file, and each symbol is under the node
+# the map file puts it in ("LIBCGKILL_1.0 { global: cgk_kill; ... };").
+map=lib/libcgkill.map
+map_syms=$(perl -0777 -ne 's{/\*.*?\*/}{}gs;
+	while (/^(LIBCGKILL_[\w.]+)\s*\{(.*?)\}/gms) {
+		my ($node, $b) = ($1, $2);
+		$b =~ s/local:.*//s;
+		print "$1\@$node\n" while $b =~ /\b(cgk_\w+)\s*;/g;
+	}' "$map" | sort -u)
+[ -n "$map_syms" ]
+ok $? "$map names symbols under LIBCGKILL_ nodes ($(echo $(sed 's/.*@//' <<<"$map_syms" | sort -u)))"
+exported=$(nm -D --defined-only "$so" | awk '$2 != "A" { sub(/@@?/, "@", $3); print $3 }' | sort -u)
+[ "$exported" = "$map_syms" ]
+ok $? "each symbol is exported under the node of $map" ||
+	diag "only in $so: $(comm -13 <(echo "$map_syms") <(echo "$exported") | tr '\n' ' ')" \
+		"only in $map: $(comm -23 <(echo "$map_syms") <(echo "$exported") | tr '\n' ' ')"
+nodes=$(nm -D --defined-only "$so" | awk '$2 == "A" { sub(/@.*/, "", $3); print $3 }' | sort -u)
+[ "$nodes" = "$(sed 's/.*@//' <<<"$map_syms" | sort -u)" ]
+ok $? "the version nodes of $so are those of $map ($(echo $nodes))"
+
+# debian/libcgkill1.symbols (dpkg-gensymbols checks it in make check-deb;
+# here at once): " NAME@NODE VERSION" for each symbol and node.
+symbols=debian/libcgkill1.symbols
+if [ -f "$symbols" ]; then
+	version=$(sed -n 's/^#define CGK_VERSION "\(.*\)"/\1/p' include/cgkill.h)
+	deb_syms=$(sed -n 's/^ \(cgk_[a-z0-9_]*@LIBCGKILL_[0-9.]*\) [0-9].*/\1/p' "$symbols" | sort -u)
+	[ "$deb_syms" = "$map_syms" ]
+	ok $? "$symbols lists every exported symbol with its node, and no other" ||
+		diag "missing: $(comm -13 <(echo "$deb_syms") <(echo "$map_syms") | tr '\n' ' ')" \
+			"extra: $(comm -23 <(echo "$deb_syms") <(echo "$map_syms") | tr '\n' ' ')"
+	deb_nodes=$(sed -n 's/^ \(LIBCGKILL_[0-9.]*\)@\1 [0-9].*/\1/p' "$symbols" | sort -u)
+	[ "$deb_nodes" = "$nodes" ]
+	ok $? "$symbols lists the version nodes ($(echo $deb_nodes))"
+	# No symbol is said to come from a version later than this one.
+	later=$(awk -v v="$version" 'NR > 1 && /^ / { print $2 }' "$symbols" | sort -uV |
+		awk -v v="$version" '$0 != v' | while read -r sv; do
+			[ "$(printf '%s\n%s\n' "$sv" "$version" | sort -V | tail -n1)" = "$version" ] || echo "$sv"
+		done)
+	[ -z "$later" ]
+	ok $? "$symbols names no version after $version" || diag "$later"
+else
+	skip "no debian/ here"
+fi
 
 soname=$(readelf -d "$so" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
 [ "$soname" = libcgkill.so.1 ]
