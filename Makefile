@@ -44,7 +44,10 @@ TEST_LIB_SRC := $(sort $(wildcard tests/support/*.c))
 TEST_SH := $(sort $(wildcard tests/test-*.sh))
 FUZZ_SRC := $(sort $(wildcard fuzz/fuzz-*.c))
 
-all: $(B)/libcgkill.a $(B)/libcgkill.so $(B)/cgkill
+# The guard daemon (daemon/): its build rules, and DAEMON_BIN for all.
+-include daemon/daemon.mk
+
+all: $(B)/libcgkill.a $(B)/libcgkill.so $(B)/cgkill $(DAEMON_BIN)
 
 # The compiler and flags a build directory was built with: when they change
 # (WERROR, CFLAGS, CC), everything in it is rebuilt, so that an object built
