@@ -1,0 +1,220 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# README.md stays true. Its first program (the first ```c block under
+# "## The library", wrapped in a main() if it has none) compiles against
+# include/ and libcgkill.a with -Wall -Wextra -Werror, and runs: on a
+# sandbox cgroup made here under the cgroup v2 mount of
+# /proc/self/mountinfo it kills the sleeping process there (and not the
+# sentinel in the sibling cgroup), and on a cgroup that does not exist it
+# prints a message that names it. Every cgk_ or CGK_ name of the README is
+# in cgkill.h, and the Layout block names every lib/*.c, and nothing that
+# is not there. Everything killed lives in <v2 mount>/cgkill-test.<pid>.readme.
+cd "${0%/*}/.." || exit 1
+. tests/tap.sh
+. tests/lib.sh
+
+[ -f "$build/libcgkill.a" ] || bail_out "$build/libcgkill.a not built (run make first)"
+# A sanitizer build (make check-asan) needs the runtime to link against.
+san=""
+nm "$build/libcgkill.a" 2>/dev/null | grep -q ' U __asan_init' && san="-fsanitize=address,undefined"
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+tmp=$(mktemp -d /tmp/cgkill-test-readme.XXXXXX) || bail_out "mktemp"
+sandbox=""
+monitors=()
+
+cleanup() {
+	local pid
+	[ -n "$sandbox" ] && [ -d "$sandbox" ] && rm_cgroup_tree "$sandbox"
+	for pid in "${monitors[@]}"; do
+		kill -KILL "$pid" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# The lines of the README's section "## $1", up to the next "## ".
+readme_section() {
+	awk -v h="## $1" '/^## / { in_s = ($0 == h); next } in_s' README.md
+}
+
+# --- the first program ------------------------------------------------------
+library=$(readme_section "The library")
+[ -n "$library" ]
+ok $? "README.md has a section '## The library'"
+awk 'c && /^```/ { exit } c { print } /^```c$/ { c = 1 }' <<<"$library" >"$tmp/first.c"
+grep -q 'cgk_kill(' "$tmp/first.c"
+ok $? "its first \`\`\`c block calls cgk_kill() ($(wc -l <"$tmp/first.c") lines)" ||
+	bail_out "no C snippet to test in README.md"
+# A snippet without main() is given one, with the cgroup in path and
+# argv[1]; it fails if the snippet's r is negative.
+if ! grep -q 'main(' "$tmp/first.c"; then
+	ret=0
+	grep -qE '\bint r\b' "$tmp/first.c" && ret="r < 0"
+	{
+		printf '#include <stdio.h>\n#include <cgkill.h>\n\n'
+		printf 'int main(int argc, char *argv[])\n{\n'
+		printf '\tconst char *path = argc > 1 ? argv[1] : "";\n\n\t(void)path;\n'
+		cat "$tmp/first.c"
+		printf '\treturn %s;\n}\n' "$ret"
+	} >"$tmp/main.c" && mv "$tmp/main.c" "$tmp/first.c"
+	note "the snippet has no main(): wrapped in one"
+fi
+check "the README's first program compiles without a warning" \
+	${CC:-cc} -Wall -Wextra -Werror $san -Iinclude -o "$tmp/first" "$tmp/first.c" \
+	"$build/libcgkill.a"
+# It is run on the sandbox only if that is the cgroup it kills: one taken
+# from its command line, never a path of its own ("/sys/fs/cgroup/...").
+runnable=""
+if grep -qE 'argv\[1\]|[(,] *path *[,)]' "$tmp/first.c" && ! grep -qE '"/' "$tmp/first.c"; then
+	runnable=1
+fi
+[ -n "$runnable" ]
+ok $? "the first program takes its cgroup from the command line, and names none itself" ||
+	diag "not run: it could kill a cgroup outside the sandbox"
+
+# The cgroup v2 mount, as /proc/self/mountinfo lists it (its fifth field;
+# the file system type follows the "-").
+mnt=$(awk '{ for (i = 7; $i != "-"; i++) ; if ($(i + 1) == "cgroup2") { print $5; exit } }' \
+	/proc/self/mountinfo)
+
+# Start "$@" in cgroup $1; its pid in $spawned once the cgroup lists it. A
+# monitor subshell, which stays where this shell is, waits for it and
+# writes its wait status to $tmp/spawn.N.status (and keeps bash from
+# printing "Killed").
+declare -A status_of
+nspawn=0
+spawn_in() {
+	local dir=$1 f i
+	shift
+	f=$tmp/spawn.$((++nspawn))
+	(
+		(echo "$BASHPID" >"$dir/cgroup.procs" && exec "$@") </dev/null >/dev/null 2>&1 &
+		echo $! >"$f.tmp" && mv "$f.tmp" "$f.pid"
+		wait $!
+		echo $? >"$f.tmp" && mv "$f.tmp" "$f.status"
+	) 2>/dev/null &
+	monitors+=($!)
+	spawned=""
+	for ((i = 0; i < 100; i++)); do
+		[ -e "$f.pid" ] && break
+		sleep 0.05
+	done
+	spawned=$(cat "$f.pid" 2>/dev/null)
+	[ -n "$spawned" ] || return 1
+	status_of[$spawned]=$f.status
+	for ((i = 0; i < 100; i++)); do
+		grep -qx "$spawned" "$dir/cgroup.procs" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# Did process $1 end with wait status $2 within $3 seconds?
+ended_with() {
+	local f=${status_of[$1]} i got
+	for ((i = 0; i < $3 * 20; i++)); do
+		if [ -e "$f" ]; then
+			got=$(cat "$f")
+			[ "$got" = "$2" ] || diag "pid $1: wait status $got, wanted $2"
+			[ "$got" = "$2" ]
+			return
+		fi
+		sleep 0.05
+	done
+	diag "pid $1 still alive"
+	return 1
+}
+
+alive() {
+	local state
+	state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
+	[ -n "$state" ] && [ "$state" != Z ]
+}
+
+if [ ! -x "$tmp/first" ] || [ -z "$runnable" ]; then
+	skip "the README's first program was not built, or is not safe to run"
+elif [ "$(id -u)" -ne 0 ]; then
+	skip "running the README's first program on a sandbox cgroup needs root"
+elif [ -z "$mnt" ]; then
+	skip "no cgroup v2 mount in /proc/self/mountinfo"
+elif ! mkdir "$mnt/cgkill-test.$$.readme" 2>/dev/null; then
+	skip "cannot create a cgroup under $mnt"
+else
+	sandbox=$mnt/cgkill-test.$$.readme
+	note "sandbox $sandbox"
+	mkdir "$sandbox/target" "$sandbox/sibling"
+	spawn_in "$sandbox/sibling" sleep 300
+	sentinel=$spawned
+	spawn_in "$sandbox/target" sleep 300
+	victim=$spawned
+	[ -n "$sentinel" ] && [ -n "$victim" ] && [ "$victim" != "$sentinel" ]
+	ok $? "a sleeping process in the target ($victim) and a sentinel beside it ($sentinel)" ||
+		bail_out "could not start the sleepers"
+
+	err=$(timeout 60 "$tmp/first" "$sandbox/target" 2>&1 >/dev/null)
+	rc=$?
+	[ $rc -eq 0 ] && [ -z "$err" ]
+	ok $? "the first program on the target: exit 0, nothing on stderr" || diag "exit $rc: $err"
+	ended_with "$victim" 137 5
+	ok $? "the sleeping process died of SIGKILL"
+	[ -z "$(cat "$sandbox/target/cgroup.procs")" ] &&
+		grep -qx 'populated 0' "$sandbox/target/cgroup.events"
+	ok $? "the target is empty"
+	alive "$sentinel" && grep -qx "$sentinel" "$sandbox/sibling/cgroup.procs"
+	ok $? "the sentinel in the sibling cgroup is alive"
+
+	# The failure path: a cgroup that does not exist (nothing to kill).
+	err=$(timeout 60 "$tmp/first" "$sandbox/no-such-cgroup" 2>&1 >/dev/null)
+	rc=$?
+	[ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -qF "$sandbox/no-such-cgroup" <<<"$err" &&
+		grep -q '(ENOENT)' <<<"$err"
+	ok $? "on a cgroup that does not exist: it fails, and the message names it" ||
+		diag "exit $rc: $err"
+	alive "$sentinel"
+	ok $? "the sentinel is still alive"
+fi
+
+# --- names ------------------------------------------------------------------
+header_names=$(grep -oE '\b(cgk|CGK)_[A-Za-z0-9_]+' include/cgkill.h | sort -u)
+readme_names=$(grep -oE '\b(cgk|CGK)_[A-Za-z0-9_]+' README.md | sort -u)
+stale=$(comm -23 <(printf '%s\n' "$readme_names") <(printf '%s\n' "$header_names"))
+[ -n "$readme_names" ] && [ -z "$stale" ]
+ok $? "every cgk_/CGK_ name of README.md is in cgkill.h" || diag "not in cgkill.h: $(echo $stale)"
+
+# --- the layout -------------------------------------------------------------
+layout=$(readme_section Layout | awk 'c && /^```/ { exit } c { print } /^```/ { c = 1 }')
+[ -n "$layout" ]
+ok $? "README.md has a Layout block"
+# Its first column: paths that exist.
+missing=""
+for p in $(grep -oE '^[^ ]+' <<<"$layout"); do
+	[ -e "$p" ] || missing="$missing $p"
+done
+[ -z "$missing" ]
+ok $? "every path of the Layout block exists" || diag "missing:$missing"
+# The lib/ entry: from its line to the next entry's.
+libentry=$(awk '/^[^ ]/ { in_e = ($1 == "lib/") } in_e' <<<"$layout")
+named=$(grep -oE '[A-Za-z0-9_*-]+\.(c|h|map)\b' <<<"$libentry" | sort -u)
+unnamed=""
+for f in lib/*.c; do
+	f=${f#lib/}
+	hit=""
+	for n in $named; do
+		# shellcheck disable=SC2053
+		[[ $f == $n ]] && hit=1 && break
+	done
+	[ -n "$hit" ] || unnamed="$unnamed $f"
+done
+[ -z "$unnamed" ]
+ok $? "the Layout block names every lib/*.c ($(ls lib/*.c | wc -l))" || diag "not named:$unnamed"
+gone=""
+for n in $named; do
+	# shellcheck disable=SC2086
+	compgen -G "lib/$n" >/dev/null || gone="$gone $n"
+done
+[ -z "$gone" ]
+ok $? "every file the Layout block names in lib/ exists" || diag "not in lib/:$gone"
+
+done_testing
