@@ -194,7 +194,7 @@ static void usage(void)
 {
 	fputs("usage: bench [--full] [--reps N] [--trials N] [--only W,...] [--contenders C,...]\n"
 	      "             [--no-bomb-cpu] [--cgkill PATH] [--cgkill2 PATH] [--cgkill3 PATH] [--floor PATH] [--shell-loop PATH] [--results DIR]\n"
-	      "             [--bomb-reps N] [--deadline SECONDS] [--cgkill3 PATH] [--unboosted[=2,3]]\n"
+	      "             [--bomb-reps N] [--deadline SECONDS] [--unboosted[=2,3]]\n"
 	      "       bench --hold WORKLOAD [--hier v2|freezer|pids]\n"
 	      "workloads: dbomb-3000 shbomb-3000 dbomb-10000 shbomb-10000 (the rows users meet),\n"
 	      "           flat-100 flat-1000 flat-10000 threads wide deep bomb stress memory\n",

@@ -80,7 +80,7 @@ enum wtype { W_FLAT, W_THREADS, W_WIDE, W_DEEP, W_BOMB, W_STRESS, W_MEM, W_DBOMB
 
 struct workload {
 	char name[64];
-	char title[128];
+	char title[256];
 	enum wtype type;
 	unsigned a, b;	/* sizes: see rows[] (workloads.c) */
 	unsigned reps;

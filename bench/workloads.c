@@ -393,8 +393,6 @@ void make_plan(bool full, unsigned reps)
 		w->plain = x->type == W_DBOMB || x->type == W_SHBOMB;
 		w->reps = w->plain ? plain_reps : full && x->fast ? fast : r;
 		w->procs = w->type == W_WIDE ? w->a * w->b : w->a;
-		/* title[] cuts the dbomb headings short: kept, as every result
-		 * so far prints them */
 		snprintf(w->title, sizeof(w->title), headings[w->type], grouped(w->a, g), w->b);
 		n_workloads++;
 	}
