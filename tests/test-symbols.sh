@@ -36,15 +36,16 @@ map_syms=$(perl -0777 -ne 's{/\*.*?\*/}{}gs;
 		$b =~ s/local:.*//s;
 		print "$1\@$node\n" while $b =~ /\b(cgk_\w+)\s*;/g;
 	}' "$map" | sort -u)
+map_nodes=$(sed 's/.*@//' <<<"$map_syms" | sort -u)
 [ -n "$map_syms" ]
-ok $? "$map names symbols under LIBCGKILL_ nodes ($(echo $(sed 's/.*@//' <<<"$map_syms" | sort -u)))"
+ok $? "$map names symbols under LIBCGKILL_ nodes ($(tr '\n' ' ' <<<"$map_nodes"))"
 exported=$(nm -D --defined-only "$so" | awk '$2 != "A" { sub(/@@?/, "@", $3); print $3 }' | sort -u)
 [ "$exported" = "$map_syms" ]
 ok $? "each symbol is exported under the node of $map" ||
 	diag "only in $so: $(comm -13 <(echo "$map_syms") <(echo "$exported") | tr '\n' ' ')" \
 		"only in $map: $(comm -23 <(echo "$map_syms") <(echo "$exported") | tr '\n' ' ')"
 nodes=$(nm -D --defined-only "$so" | awk '$2 == "A" { sub(/@.*/, "", $3); print $3 }' | sort -u)
-[ "$nodes" = "$(sed 's/.*@//' <<<"$map_syms" | sort -u)" ]
+[ "$nodes" = "$map_nodes" ]
 ok $? "the version nodes of $so are those of $map ($(echo $nodes))"
 
 # debian/libcgkill1.symbols (dpkg-gensymbols checks it in make check-deb;
