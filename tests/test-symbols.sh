@@ -38,7 +38,7 @@ map_syms=$(perl -0777 -ne 's{/\*.*?\*/}{}gs;
 	}' "$map" | sort -u)
 map_nodes=$(sed 's/.*@//' <<<"$map_syms" | sort -u)
 [ -n "$map_syms" ]
-ok $? "$map names symbols under LIBCGKILL_ nodes ($(tr '\n' ' ' <<<"$map_nodes"))"
+ok $? "$map names symbols under LIBCGKILL_ nodes ($(paste -sd ' ' <<<"$map_nodes"))"
 exported=$(nm -D --defined-only "$so" | awk '$2 != "A" { sub(/@@?/, "@", $3); print $3 }' | sort -u)
 [ "$exported" = "$map_syms" ]
 ok $? "each symbol is exported under the node of $map" ||
