@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cgkilld: a guard daemon that kills (or freezes, or reports) whole cgroups
+ * when the kernel says they hit pids.max (a fork bomb) or lost a process to
+ * the OOM killer. The declarations shared by the files of daemon/.
+ *
+ * The flow: kernel notification (epoll POLLPRI, inotify, v1 eventfd) ->
+ * the trigger that owns the fd reads its counter and decides -> act.c
+ * decides whether and whom (post-action delay, storm limit, dry run) ->
+ * cgk_kill() -> one event logged.
+ */
+#ifndef CGKILLD_H
+#define CGKILLD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cgkill.h>
+
+#define CGKILLD_CONF "/etc/cgkill/cgkilld.conf"
+#define CGKILLD_MAX_ESCALATIONS 16
+
+/* ---- configuration (config.c: pure, fuzzed by fuzz/fuzz-conf.c) ---- */
+
+enum trig_bits {
+	TRIG_PIDS_MAX = 1u << 0,	/* pids.events "max" rose by N within a window */
+	TRIG_OOM_KILL = 1u << 1,	/* memory.events / memory.oom_control oom_kill rose */
+};
+
+enum action {
+	ACT_KILL = 0,
+	ACT_FREEZE,
+	ACT_LOG,
+};
+
+struct escalation {
+	uint64_t after_ms;
+	int sig;
+};
+
+#define STORM_SLOTS 64
+
+struct rule {
+	char *name;
+	char *match;		/* normalised glob: "a/b*" (no leading slash) */
+	char **comp;		/* its components */
+	size_t ncomp;
+	unsigned triggers;	/* enum trig_bits */
+	unsigned pids_max_events;
+	uint64_t pids_window_ms;
+	unsigned oom_kills;
+	enum action action;
+	int sig;
+	struct escalation esc[CGKILLD_MAX_ESCALATIONS];
+	size_t nesc;
+	uint64_t wait_ms;
+	int backend;		/* enum cgk_backend */
+	bool dry_run;
+	uint64_t delay_ms;	/* post-action delay */
+	unsigned max_per_minute;	/* 0: no limit */
+	char *file;		/* where the [Rule] section starts */
+	unsigned line;
+
+	/* run-time state (not set by the parser) */
+	uint64_t storm[STORM_SLOTS];	/* times (ms) of the last actions */
+	unsigned nstorm;
+	unsigned long actions, suppressed, events;
+};
+
+struct config {
+	bool dry_run;
+	char *event_log;	/* JSON lines, or NULL */
+	char *protected_file;	/* NULL: the library's default */
+	uint64_t poll_ms;	/* v1 pids.events: no notification, polled */
+	struct rule *rules;
+	size_t nrules;
+	/* parser state */
+	struct rule *cur;	/* the [Rule] being read, NULL in [Daemon] */
+	int section;		/* 0 none, 1 Daemon, 2 Rule */
+	unsigned errors;
+};
+
+/* Called for each error: "file:line: msg". */
+typedef void (*conf_error_fn)(void *userdata, const char *file, unsigned line, const char *msg);
+
+void conf_init(struct config *cfg);
+void conf_free(struct config *cfg);
+/* Parse text (len bytes, any content) as file; errors counted in
+ * cfg->errors and reported through err. */
+void conf_parse_text(struct config *cfg, const char *file, const char *text, size_t len,
+		     conf_error_fn err, void *userdata);
+/* After all files: every rule complete (Name, Match, Trigger). */
+void conf_finish(struct config *cfg, conf_error_fn err, void *userdata);
+/* path and then path.d/ *.conf in order; a missing path.d is fine, a
+ * missing path is an error unless optional. */
+void conf_load(struct config *cfg, const char *path, bool optional, conf_error_fn err,
+	       void *userdata);
+const char *action_name(enum action a);
+
+/* ---- logging and the service manager (notify.c) ---- */
+enum { LOG_PRI_ERR = 3, LOG_PRI_WARNING = 4, LOG_PRI_NOTICE = 5, LOG_PRI_INFO = 6, LOG_PRI_DEBUG = 7 };
+extern int log_verbose;
+void log_use_syslog(void);
+void log_msg(int pri, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A datagram to $NOTIFY_SOCKET; nothing if unset. */
+void notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The watchdog interval in ms from WATCHDOG_USEC (for us), 0 if none. */
+uint64_t notify_watchdog_ms(void);
+uint64_t now_ms(void);
+
+/* ---- guards against rules that could reach what must live (guard.c) ---- */
+/* 0, or -EPERM with the reason in why. */
+int rule_guard_check(const struct rule *r, const char *protected_file, char *why, size_t size);
+/* Does r match rel ("/a/b") itself through a wildcard? (Never watched.) */
+bool rule_matches_rel(const struct rule *r, const char *rel);
+/* The v2 cgroup of /proc/<pid>/cgroup ("self", "1"), "/a/b"; malloc'ed. */
+char *cgroup_rel(const char *pid);
+
+/* ---- watched cgroups (watch.c) and triggers ---- */
+struct cg;
+
+enum src_type {
+	SRC_INOTIFY = 1,
+	SRC_SIGNAL,
+	SRC_WATCHDOG,
+	SRC_V1POLL,
+	SRC_PIDS,	/* v2 pids.events, EPOLLPRI */
+	SRC_MEM,	/* v2 memory.events, EPOLLPRI */
+	SRC_MEM_V1,	/* v1 oom eventfd */
+	SRC_MEM_RECHECK,	/* timerfd while an OOM notification waits for its count */
+	SRC_POPULATED,	/* v2 cgroup.events, for the v1 pids poll */
+};
+
+struct src {
+	enum src_type type;
+	int fd;
+	struct cg *cg;
+};
+
+#define PIDS_SAMPLES 32
+
+struct cg {
+	struct rule *rule;
+	char *rel;		/* "a/x/b", relative to the v2 mount */
+	bool dead;
+	struct cg *next;
+
+	/* pids */
+	struct src pids;	/* fd of pids.events (v2 or v1) */
+	bool pids_v1;		/* polled: v1 gives no notification */
+	bool populated;
+	struct src pop;		/* cgroup.events of the v2 cgroup (v1 only) */
+	struct {
+		uint64_t t, v;
+	} samples[PIDS_SAMPLES];
+	unsigned nsamples, sample_head;
+	struct cg *poll_next;	/* on the v1 poll list */
+	bool on_poll;
+
+	/* memory */
+	struct src mem;		/* memory.events (v2) or memory.oom_control (v1) */
+	bool mem_v1;
+	struct src efd;		/* v1: eventfd */
+	struct src recheck;	/* v1: timerfd, only while waiting */
+	unsigned rechecks;
+	uint64_t oom_base;
+
+	uint64_t holdoff_until;
+};
+
+struct daemon {
+	struct config cfg;
+	const char *config_path;
+	bool config_optional;
+	bool global_dry_run;
+	int epfd;
+	struct src inotify;
+	struct src sig;
+	struct src watchdog;
+	struct src v1poll;
+	bool v1poll_armed;
+	char *v2;		/* the cgroup v2 mount */
+	char *v1_pids, *v1_memory, *v1_freezer;	/* v1 mounts, NULL if none */
+	int event_fd;		/* EventLog=, -1 if none */
+	struct cg *cgs;		/* all watched cgroups */
+	size_t ncgs;
+	bool v1_poll_logged;
+	char *self_rel, *init_rel;	/* never watched */
+};
+
+extern struct daemon D;
+
+int epoll_add(struct src *s, unsigned events);
+void src_close(struct src *s);
+
+int watch_start(void);		/* all rules of D.cfg */
+void watch_stop(void);		/* all watches and cgroups */
+void watch_inotify_event(void);
+void watch_reap(void);		/* free cgroups marked dead */
+void watch_dump(void);
+
+void pids_arm(struct cg *c);
+void pids_event(struct cg *c);
+void pids_populated_event(struct cg *c);
+void pids_poll_tick(void);
+void pids_disarm(struct cg *c);
+
+void memory_arm(struct cg *c);
+void memory_event(struct cg *c, enum src_type type);
+void memory_disarm(struct cg *c);
+
+/* A trigger fired on c: what and its values, as "key": value JSON members
+ * and as a log text. */
+void act(struct cg *c, const char *trigger, const char *json_values, const char *text);
+
+/* Read a small kernel file from offset 0: bytes read or -errno. */
+ssize_t read_at0(int fd, char *buf, size_t size);
+/* The value of "key N" in text; false if absent. */
+bool kv_get(const char *text, const char *key, uint64_t *v);
+
+#endif

@@ -1,0 +1,718 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cgkilld.conf: INI in systemd's style, read by our own small parser (no
+ * library dependency; fuzzed by fuzz/fuzz-conf.c, which includes this
+ * file). Pure: nothing here looks at the system but conf_load() reading
+ * files.
+ *
+ *	[Daemon]                 DryRun= EventLog= ProtectedFile= PollInterval=
+ *	[Rule]                   one per rule, any number, in any file
+ *	Name=bombs
+ *	Match=cgkill-test.*\/job-*
+ *	Trigger=pids-max oom-kill
+ *	...
+ *
+ * Lines: blanks around keys and values are ignored; '#' or ';' first
+ * starts a comment. Errors name file:line and what is wrong; an error
+ * anywhere makes the whole configuration invalid.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgkilld.h"
+
+#define CONF_MAX_SIZE (1 << 20)
+#define CONF_MAX_RULES 4096
+#define NAME_MAX_LEN 64
+
+const char *action_name(enum action a)
+{
+	switch (a) {
+	case ACT_KILL:
+		return "kill";
+	case ACT_FREEZE:
+		return "freeze";
+	case ACT_LOG:
+		return "log";
+	}
+	return "?";
+}
+
+void conf_init(struct config *cfg)
+{
+	*cfg = (struct config){ .poll_ms = 50 };
+}
+
+static void rule_free(struct rule *r)
+{
+	free(r->name);
+	free(r->match);
+	for (size_t i = 0; i < r->ncomp; i++)
+		free(r->comp[i]);
+	free(r->comp);
+	free(r->file);
+}
+
+void conf_free(struct config *cfg)
+{
+	for (size_t i = 0; i < cfg->nrules; i++)
+		rule_free(&cfg->rules[i]);
+	free(cfg->rules);
+	free(cfg->event_log);
+	free(cfg->protected_file);
+	conf_init(cfg);
+}
+
+struct ctx {
+	struct config *cfg;
+	const char *file;
+	unsigned line;
+	conf_error_fn err;
+	void *ud;
+};
+
+__attribute__((format(printf, 3, 4))) static void error_at(struct config *cfg, struct ctx *x,
+							   const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	cfg->errors++;
+	if (x->err)
+		x->err(x->ud, x->file, x->line, msg);
+}
+
+#define ERR(...) error_at(x->cfg, x, __VA_ARGS__)
+
+static bool blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
+
+static int parse_bool(const char *v, bool *b)
+{
+	static const char *const yes[] = { "1", "yes", "y", "true", "t", "on" };
+	static const char *const no[] = { "0", "no", "n", "false", "f", "off" };
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(*yes); i++) {
+		if (!strcasecmp(v, yes[i])) {
+			*b = true;
+			return 0;
+		}
+		if (!strcasecmp(v, no[i])) {
+			*b = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int parse_uint(const char *v, unsigned min, unsigned max, unsigned *out)
+{
+	unsigned long long n = 0;
+
+	if (!*v)
+		return -EINVAL;
+	for (const char *p = v; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		n = n * 10 + (unsigned)(*p - '0');
+		if (n > max)
+			return -ERANGE;
+	}
+	if (n < min)
+		return -ERANGE;
+	*out = (unsigned)n;
+	return 0;
+}
+
+static int set_str(char **dst, const char *v)
+{
+	char *s = strdup(v);
+
+	if (!s)
+		return -ENOMEM;
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+/* A duration of systemd.time(7) through the library; finite unless
+ * infinity_ok. */
+static bool duration(struct ctx *x, const char *key, const char *v, bool infinity_ok, uint64_t *ms)
+{
+	uint64_t t;
+	int r = cgk_parse_duration(v, &t);
+
+	if (r < 0) {
+		ERR("%s=%s: not a time span (e.g. 500ms, 2s, 1min)", key, v);
+		return false;
+	}
+	if (t == UINT64_MAX && !infinity_ok) {
+		ERR("%s=%s: must be finite", key, v);
+		return false;
+	}
+	*ms = t;
+	return true;
+}
+
+/* An absolute path for EventLog= and ProtectedFile=. */
+static bool abs_path(struct ctx *x, const char *key, const char *v, char **dst)
+{
+	if (v[0] != '/') {
+		ERR("%s=%s: not an absolute path", key, v);
+		return false;
+	}
+	if (set_str(dst, v) < 0)
+		ERR("%s: out of memory", key);
+	return true;
+}
+
+static void daemon_key(struct ctx *x, const char *key, const char *v)
+{
+	struct config *cfg = x->cfg;
+
+	if (!strcmp(key, "DryRun")) {
+		if (parse_bool(v, &cfg->dry_run) < 0)
+			ERR("DryRun=%s: not a boolean (yes or no)", v);
+	} else if (!strcmp(key, "EventLog")) {
+		if (!*v) {
+			free(cfg->event_log);
+			cfg->event_log = NULL;
+		} else {
+			abs_path(x, key, v, &cfg->event_log);
+		}
+	} else if (!strcmp(key, "ProtectedFile")) {
+		if (!*v) {
+			free(cfg->protected_file);
+			cfg->protected_file = NULL;
+		} else {
+			abs_path(x, key, v, &cfg->protected_file);
+		}
+	} else if (!strcmp(key, "PollInterval")) {
+		uint64_t ms;
+
+		if (duration(x, key, v, false, &ms)) {
+			if (ms < 10 || ms > 60000)
+				ERR("PollInterval=%s: must be between 10ms and 1min", v);
+			else
+				cfg->poll_ms = ms;
+		}
+	} else {
+		ERR("unknown key %s in [Daemon]", key);
+	}
+}
+
+static bool name_ok(const char *v)
+{
+	size_t n = strlen(v);
+
+	if (!n || n > NAME_MAX_LEN)
+		return false;
+	for (const char *p = v; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || strchr("_-.@:", *p)))
+			return false;
+	return true;
+}
+
+/* Match=: a glob relative to the v2 mount, components split on '/'. A
+ * leading '/' is allowed (and dropped); empty, "." and ".." components,
+ * and a glob that cannot name a cgroup, are errors. */
+static void set_match(struct ctx *x, struct rule *r, const char *v)
+{
+	char **comp = NULL, *norm, *w;
+	size_t n = 0, len;
+	const char *s = v;
+
+	while (*s == '/')
+		s++;
+	len = strlen(s);
+	if (!len) {
+		ERR("Match=%s: names the root cgroup, which is never acted on", v);
+		return;
+	}
+	norm = malloc(len + 1);
+	if (!norm) {
+		ERR("Match: out of memory");
+		return;
+	}
+	w = norm;
+	while (*s) {
+		const char *slash = strchr(s, '/');
+		size_t cl = slash ? (size_t)(slash - s) : strlen(s);
+		char **grown;
+
+		if (cl == 0 || (cl == 1 && s[0] == '.') || (cl == 2 && s[0] == '.' && s[1] == '.')) {
+			ERR("Match=%s: empty, \".\" or \"..\" component", v);
+			goto fail;
+		}
+		if (memchr(s, '\0', cl) || (cl > 255)) {
+			ERR("Match=%s: component too long", v);
+			goto fail;
+		}
+		grown = realloc(comp, (n + 1) * sizeof(*comp));
+		if (!grown)
+			goto oom;
+		comp = grown;
+		comp[n] = strndup(s, cl);
+		if (!comp[n])
+			goto oom;
+		n++;
+		if (w != norm)
+			*w++ = '/';
+		w = mempcpy(w, s, cl);
+		s += cl;
+		if (*s == '/') {
+			s++;
+			if (!*s) {
+				ERR("Match=%s: trailing slash", v);
+				goto fail;
+			}
+		}
+	}
+	*w = '\0';
+	for (size_t i = 0; i < r->ncomp; i++)
+		free(r->comp[i]);
+	free(r->comp);
+	free(r->match);
+	r->comp = comp;
+	r->ncomp = n;
+	r->match = norm;
+	return;
+oom:
+	ERR("Match: out of memory");
+fail:
+	for (size_t i = 0; i < n; i++)
+		free(comp[i]);
+	free(comp);
+	free(norm);
+}
+
+static void set_trigger(struct ctx *x, struct rule *r, const char *v)
+{
+	const char *s = v;
+
+	if (!*v) {
+		r->triggers = 0;
+		return;
+	}
+	while (*s) {
+		size_t n;
+
+		while (blank(*s))
+			s++;
+		n = strcspn(s, " \t\r");
+		if (!n)
+			break;
+		if (n == 8 && !strncmp(s, "pids-max", n))
+			r->triggers |= TRIG_PIDS_MAX;
+		else if (n == 8 && !strncmp(s, "oom-kill", n))
+			r->triggers |= TRIG_OOM_KILL;
+		else
+			ERR("Trigger=: unknown trigger \"%.*s\" (pids-max, oom-kill)", (int)(n > 64 ? 64 : n), s);
+		s += n;
+	}
+}
+
+static void add_escalation(struct ctx *x, struct rule *r, const char *v)
+{
+	char span[128];
+	const char *sp;
+	size_t n;
+	uint64_t ms;
+	int sig;
+
+	if (!*v) {
+		r->nesc = 0;
+		return;
+	}
+	/* "DURATION SIGNAL": the signal is the last word */
+	sp = strrchr(v, ' ');
+	if (!sp)
+		sp = strrchr(v, '\t');
+	if (!sp) {
+		ERR("Escalate=%s: want a time and a signal, e.g. \"5s KILL\"", v);
+		return;
+	}
+	n = (size_t)(sp - v);
+	while (n && blank(v[n - 1]))
+		n--;
+	if (!n || n >= sizeof(span)) {
+		ERR("Escalate=%s: want a time and a signal, e.g. \"5s KILL\"", v);
+		return;
+	}
+	memcpy(span, v, n);
+	span[n] = '\0';
+	if (!duration(x, "Escalate", span, false, &ms))
+		return;
+	if (cgk_signal_from_name(sp + 1, &sig) < 0) {
+		ERR("Escalate=%s: unknown signal %s", v, sp + 1);
+		return;
+	}
+	if (r->nesc >= CGKILLD_MAX_ESCALATIONS) {
+		ERR("Escalate=: at most %d escalations", CGKILLD_MAX_ESCALATIONS);
+		return;
+	}
+	r->esc[r->nesc++] = (struct escalation){ .after_ms = ms, .sig = sig };
+}
+
+static void rule_key(struct ctx *x, struct rule *r, const char *key, const char *v)
+{
+	unsigned u;
+	int sig;
+	enum cgk_backend b;
+
+	if (!strcmp(key, "Name")) {
+		if (!name_ok(v))
+			ERR("Name=%s: want 1 to %d letters, digits or _-.@:", v, NAME_MAX_LEN);
+		else if (set_str(&r->name, v) < 0)
+			ERR("Name: out of memory");
+	} else if (!strcmp(key, "Match")) {
+		set_match(x, r, v);
+	} else if (!strcmp(key, "Trigger")) {
+		set_trigger(x, r, v);
+	} else if (!strcmp(key, "PidsMaxEvents")) {
+		int e = parse_uint(v, 1, 1000000, &u);
+
+		if (e < 0)
+			ERR("PidsMaxEvents=%s: want a number from 1 to 1000000", v);
+		else
+			r->pids_max_events = u;
+	} else if (!strcmp(key, "PidsWindow")) {
+		uint64_t ms;
+
+		if (duration(x, key, v, false, &ms)) {
+			if (ms < 1 || ms > 3600000)
+				ERR("PidsWindow=%s: must be between 1ms and 1h", v);
+			else
+				r->pids_window_ms = ms;
+		}
+	} else if (!strcmp(key, "OOMKills")) {
+		if (parse_uint(v, 1, 1000000, &u) < 0)
+			ERR("OOMKills=%s: want a number from 1 to 1000000", v);
+		else
+			r->oom_kills = u;
+	} else if (!strcmp(key, "Action")) {
+		if (!strcmp(v, "kill"))
+			r->action = ACT_KILL;
+		else if (!strcmp(v, "freeze"))
+			r->action = ACT_FREEZE;
+		else if (!strcmp(v, "log"))
+			r->action = ACT_LOG;
+		else
+			ERR("Action=%s: want kill, freeze or log", v);
+	} else if (!strcmp(key, "Signal")) {
+		if (cgk_signal_from_name(v, &sig) < 0)
+			ERR("Signal=%s: unknown signal", v);
+		else
+			r->sig = sig;
+	} else if (!strcmp(key, "Escalate")) {
+		add_escalation(x, r, v);
+	} else if (!strcmp(key, "Wait")) {
+		uint64_t ms;
+
+		if (duration(x, key, v, false, &ms)) {
+			if (ms > 600000)
+				ERR("Wait=%s: at most 10min (the daemon waits for it)", v);
+			else
+				r->wait_ms = ms;
+		}
+	} else if (!strcmp(key, "Backend")) {
+		if (cgk_backend_from_name(v, &b) < 0)
+			ERR("Backend=%s: unknown backend", v);
+		else
+			r->backend = (int)b;
+	} else if (!strcmp(key, "DryRun")) {
+		if (parse_bool(v, &r->dry_run) < 0)
+			ERR("DryRun=%s: not a boolean (yes or no)", v);
+	} else if (!strcmp(key, "PostActionDelay")) {
+		uint64_t ms;
+
+		if (duration(x, key, v, false, &ms))
+			r->delay_ms = ms;
+	} else if (!strcmp(key, "MaxActionsPerMinute")) {
+		if (!strcmp(v, "infinity"))
+			r->max_per_minute = 0;
+		else if (parse_uint(v, 1, STORM_SLOTS, &u) < 0)
+			ERR("MaxActionsPerMinute=%s: want 1 to %d, or infinity", v, STORM_SLOTS);
+		else
+			r->max_per_minute = u;
+	} else {
+		ERR("unknown key %s in [Rule]", key);
+	}
+}
+
+static void new_rule(struct ctx *x)
+{
+	struct config *cfg = x->cfg;
+	struct rule *grown, *r;
+
+	if (cfg->nrules >= CONF_MAX_RULES) {
+		ERR("more than %d rules", CONF_MAX_RULES);
+		cfg->cur = NULL;
+		cfg->section = 3;	/* ignored */
+		return;
+	}
+	grown = realloc(cfg->rules, (cfg->nrules + 1) * sizeof(*grown));
+	if (!grown) {
+		ERR("out of memory");
+		cfg->section = 3;
+		return;
+	}
+	cfg->rules = grown;
+	r = &cfg->rules[cfg->nrules];
+	*r = (struct rule){
+		.pids_max_events = 10,
+		.pids_window_ms = 1000,
+		.oom_kills = 1,
+		.action = ACT_KILL,
+		.sig = SIGKILL,
+		.wait_ms = 10000,
+		.backend = CGK_BACKEND_AUTO,
+		.delay_ms = 15000,
+		.max_per_minute = 6,
+		.line = x->line,
+	};
+	r->file = strdup(x->file);
+	if (!r->file) {
+		ERR("out of memory");
+		cfg->section = 3;
+		return;
+	}
+	cfg->nrules++;
+	cfg->cur = r;
+	cfg->section = 2;
+}
+
+static void parse_line(struct ctx *x, char *s)
+{
+	struct config *cfg = x->cfg;
+	char *eq, *key, *v, *end;
+
+	while (blank(*s))
+		s++;
+	end = s + strlen(s);
+	while (end > s && blank(end[-1]))
+		*--end = '\0';
+	if (!*s || *s == '#' || *s == ';')
+		return;
+	if (*s == '[') {
+		if (end[-1] != ']' || end - s < 2) {
+			ERR("a section header must end with ]");
+			cfg->section = 3;
+			return;
+		}
+		end[-1] = '\0';
+		if (!strcmp(s + 1, "Daemon")) {
+			cfg->section = 1;
+			cfg->cur = NULL;
+		} else if (!strcmp(s + 1, "Rule")) {
+			new_rule(x);
+		} else {
+			ERR("unknown section [%.64s] (Daemon, Rule)", s + 1);
+			cfg->section = 3;
+			cfg->cur = NULL;
+		}
+		return;
+	}
+	eq = strchr(s, '=');
+	if (!eq) {
+		ERR("want Key=Value, a [Section] or a comment");
+		return;
+	}
+	key = s;
+	v = eq + 1;
+	*eq = '\0';
+	while (eq > key && blank(eq[-1]))
+		*--eq = '\0';
+	while (blank(*v))
+		v++;
+	if (!*key) {
+		ERR("a key is missing before =");
+		return;
+	}
+	switch (cfg->section) {
+	case 0:
+		ERR("%.64s= outside a section ([Daemon] or [Rule])", key);
+		break;
+	case 1:
+		daemon_key(x, key, v);
+		break;
+	case 2:
+		rule_key(x, cfg->cur, key, v);
+		break;
+	default:
+		break;	/* in a section already reported */
+	}
+}
+
+void conf_parse_text(struct config *cfg, const char *file, const char *text, size_t len,
+		     conf_error_fn err, void *userdata)
+{
+	struct ctx x = { .cfg = cfg, .file = file, .err = err, .ud = userdata };
+	char *buf = malloc(len + 1);
+	size_t i = 0;
+
+	if (!buf) {
+		error_at(cfg, &x, "out of memory");
+		return;
+	}
+	cfg->section = 0;
+	cfg->cur = NULL;
+	while (i < len) {
+		const char *nl = memchr(text + i, '\n', len - i);
+		size_t n = nl ? (size_t)(nl - (text + i)) : len - i;
+
+		x.line++;
+		memcpy(buf, text + i, n);
+		buf[n] = '\0';
+		i += n + (nl != NULL);
+		if (memchr(text + i - n - (nl != NULL), '\0', n))
+			error_at(cfg, &x, "a NUL byte in the line");
+		else
+			parse_line(&x, buf);
+	}
+	free(buf);
+	cfg->cur = NULL;
+	cfg->section = 0;
+}
+
+void conf_finish(struct config *cfg, conf_error_fn err, void *userdata)
+{
+	for (size_t i = 0; i < cfg->nrules; i++) {
+		struct rule *r = &cfg->rules[i];
+		struct ctx x = { .cfg = cfg, .file = r->file ? r->file : "?", .line = r->line,
+				 .err = err, .ud = userdata };
+
+		if (!r->name) {
+			error_at(cfg, &x, "[Rule] without Name=");
+			continue;
+		}
+		if (!r->match)
+			error_at(cfg, &x, "rule %s: no Match=", r->name);
+		if (!r->triggers)
+			error_at(cfg, &x, "rule %s: no Trigger= (pids-max, oom-kill)", r->name);
+		for (size_t j = 0; j < i; j++)
+			if (cfg->rules[j].name && !strcmp(cfg->rules[j].name, r->name)) {
+				error_at(cfg, &x, "rule %s: already defined at %s:%u", r->name,
+					 cfg->rules[j].file, cfg->rules[j].line);
+				break;
+			}
+		if (r->action != ACT_KILL && (r->nesc || r->sig != SIGKILL))
+			error_at(cfg, &x, "rule %s: Signal= and Escalate= need Action=kill", r->name);
+	}
+}
+
+/* ---- files ---- */
+
+static void load_file(struct config *cfg, const char *path, bool optional, conf_error_fn err,
+		      void *ud)
+{
+	struct ctx x = { .cfg = cfg, .file = path, .err = err, .ud = ud };
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	struct stat st;
+	char *text = NULL;
+	size_t len = 0;
+
+	if (fd < 0) {
+		if (!(optional && errno == ENOENT))
+			error_at(cfg, &x, "cannot open: %s", strerror(errno));
+		return;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		error_at(cfg, &x, "not a regular file");
+		close(fd);
+		return;
+	}
+	text = malloc(CONF_MAX_SIZE + 1);
+	if (!text) {
+		error_at(cfg, &x, "out of memory");
+		close(fd);
+		return;
+	}
+	for (;;) {
+		ssize_t n = read(fd, text + len, CONF_MAX_SIZE + 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			error_at(cfg, &x, "cannot read: %s", strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > CONF_MAX_SIZE) {
+			error_at(cfg, &x, "larger than %d bytes", CONF_MAX_SIZE);
+			goto out;
+		}
+	}
+	conf_parse_text(cfg, path, text, len, err, ud);
+out:
+	free(text);
+	close(fd);
+}
+
+static int conf_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void conf_load(struct config *cfg, const char *path, bool optional, conf_error_fn err, void *ud)
+{
+	char dir[4096];
+	DIR *d;
+	struct dirent *e;
+	char **names = NULL;
+	size_t n = 0;
+
+	load_file(cfg, path, optional, err, ud);
+	if ((size_t)snprintf(dir, sizeof(dir), "%s.d", path) >= sizeof(dir))
+		return;
+	d = opendir(dir);
+	if (!d) {
+		if (errno != ENOENT) {
+			struct ctx x = { .cfg = cfg, .file = dir, .err = err, .ud = ud };
+
+			error_at(cfg, &x, "cannot open the directory: %s", strerror(errno));
+		}
+		return;
+	}
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		char **grown;
+
+		if (e->d_name[0] == '.' || l < 6 || strcmp(e->d_name + l - 5, ".conf"))
+			continue;
+		grown = realloc(names, (n + 1) * sizeof(*names));
+		if (!grown)
+			break;
+		names = grown;
+		names[n] = strdup(e->d_name);
+		if (!names[n])
+			break;
+		n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(names, n, sizeof(*names), conf_name_cmp);
+	for (size_t i = 0; i < n; i++) {
+		char p[4096 + 256];
+
+		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+		load_file(cfg, p, false, err, ud);
+		free(names[i]);
+	}
+	free(names);
+}

@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# cgkilld, the guard daemon (included by the top Makefile). Its objects are
+# built by the Makefile's $(B)/%.o rule into $(B)/daemon/; it links the
+# static library and uses only the public interface (cgkill.h).
+DAEMON_SRC := $(sort $(wildcard daemon/*.c))
+DAEMON_OBJ := $(DAEMON_SRC:%.c=$(B)/%.o)
+DAEMON_BIN := $(B)/cgkilld
+
+$(DAEMON_OBJ): daemon/cgkilld.h
+
+$(DAEMON_BIN): $(DAEMON_OBJ) $(B)/libcgkill.a
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^
+
+# fuzz/fuzz-conf.c includes daemon/config.c (the pure parser).
+$(B)/fuzz/fuzz-conf: daemon/config.c daemon/cgkilld.h
+
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= /etc
+SBINDIR ?= $(PREFIX)/sbin
+
+# Not part of install (yet): make install-daemon; nothing is enabled.
+install-daemon: $(DAEMON_BIN)
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DOCDIR)
+	install -m 755 $(DAEMON_BIN) $(DESTDIR)$(SBINDIR)/cgkilld
+	install -m 644 man/cgkilld.8 $(DESTDIR)$(MANDIR)/man8/cgkilld.8
+	install -m 644 man/cgkilld.conf.5 $(DESTDIR)$(MANDIR)/man5/cgkilld.conf.5
+	sed 's|@SBINDIR@|$(SBINDIR)|g' data/cgkilld.service > $(DESTDIR)$(SYSTEMDUNITDIR)/cgkilld.service
+	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/cgkilld.service
+	install -m 644 data/cgkilld.conf.example $(DESTDIR)$(DOCDIR)/cgkilld.conf.example
+	install -m 644 completion/cgkilld $(DESTDIR)$(BASHCOMPDIR)/cgkilld
+
+uninstall-daemon:
+	rm -f $(DESTDIR)$(SBINDIR)/cgkilld $(DESTDIR)$(MANDIR)/man8/cgkilld.8 \
+		$(DESTDIR)$(MANDIR)/man5/cgkilld.conf.5 $(DESTDIR)$(SYSTEMDUNITDIR)/cgkilld.service \
+		$(DESTDIR)$(DOCDIR)/cgkilld.conf.example $(DESTDIR)$(BASHCOMPDIR)/cgkilld
+
+.PHONY: install-daemon uninstall-daemon

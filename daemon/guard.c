@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Rules that could reach what must live are refused at --check and at
+ * load, with the reason: a rule acts on whole subtrees, so a pattern that
+ * could match the root cgroup, our own cgroup, PID 1's cgroup, an ancestor
+ * of these, or a protected cgroup (or an ancestor of one) is an error. The
+ * library's guard refuses such targets at action time anyway.
+ *
+ * A pattern that matches our own or PID 1's cgroup only through a wildcard
+ * ("system.slice/" "*.service", cgkilld running as system.slice/cgkilld.service)
+ * is accepted, and that cgroup is never watched (watch.c).
+ *
+ * Globs against globs: two components "may meet" when either matches the
+ * other as a string, or both have wildcards (we cannot tell, so we assume
+ * they do).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgkilld.h"
+
+/* The library's list when /etc/cgkill/protected is missing (cgkill(1)). */
+static const char default_protected[] = "/init.scope\n/system.slice\n/user.slice\n/machine.slice\n";
+
+static bool wild(const char *s)
+{
+	return strpbrk(s, "*?[\\") != NULL;
+}
+
+static bool may_meet(const char *a, const char *b)
+{
+	return fnmatch(a, b, 0) == 0 || fnmatch(b, a, 0) == 0 || (wild(a) && wild(b));
+}
+
+/* Could rule r match the cgroup path ("/a/b") or one of its ancestors (but
+ * the root, which no rule matches)? 0: no; 1: path itself, through a
+ * wildcard; 2: an ancestor, or path itself literally. */
+static int may_take(const struct rule *r, const char *path, bool literal)
+{
+	char *copy = strdup(path), *save = NULL, *c;
+	size_t i = 0;
+	bool wildcard = false;
+	int hit = 2;
+
+	if (!copy)
+		return 2;
+	for (c = strtok_r(copy, "/", &save); c && i < r->ncomp; c = strtok_r(NULL, "/", &save), i++) {
+		if (literal ? fnmatch(r->comp[i], c, 0) != 0 : !may_meet(r->comp[i], c)) {
+			hit = 0;
+			break;
+		}
+		wildcard |= wild(r->comp[i]);
+	}
+	if (hit && i < r->ncomp)
+		hit = 0;	/* the rule is deeper than path */
+	else if (hit && !c && wildcard)
+		hit = 1;	/* path itself */
+	free(copy);
+	return hit;
+}
+
+bool rule_matches_rel(const struct rule *r, const char *rel)
+{
+	return rel && strcmp(rel, "/") && may_take(r, rel, true) == 1;
+}
+
+/* Our own v2 cgroup, or PID 1's: "/a/b" relative to the mount. */
+char *cgroup_rel(const char *pid)
+{
+	char p[64], line[4096];
+	FILE *f;
+	char *rel = NULL;
+
+	snprintf(p, sizeof(p), "/proc/%s/cgroup", pid);
+	f = fopen(p, "re");
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = '\0';
+			rel = strdup(line + 3);
+			break;
+		}
+	}
+	fclose(f);
+	return rel;
+}
+
+static char *read_list(const char *file, bool *builtin)
+{
+	int fd;
+	char *buf;
+	size_t len = 0;
+
+	*builtin = false;
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT) {
+			*builtin = true;
+			return strdup(default_protected);
+		}
+		return NULL;
+	}
+	buf = malloc(1 << 20);
+	if (buf) {
+		ssize_t n;
+
+		while ((n = read(fd, buf + len, (1 << 20) - 1 - len)) > 0)
+			len += (size_t)n;
+		buf[len] = '\0';
+	}
+	close(fd);
+	return buf;
+}
+
+int rule_guard_check(const struct rule *r, const char *protected_file, char *why, size_t size)
+{
+	const char *file = protected_file ?: secure_getenv("CGKILL_PROTECTED") ?: "/etc/cgkill/protected";
+	char *self = cgroup_rel("self"), *init = cgroup_rel("1"), *list, *save = NULL, *line;
+	bool builtin;
+	int ret = 0;
+
+	if (r->ncomp == 0) {
+		snprintf(why, size, "it names the root cgroup");
+		ret = -EPERM;
+	} else if (self && strcmp(self, "/") && may_take(r, self, true) == 2) {
+		snprintf(why, size, "it could match cgkilld's own cgroup %s or one above it", self);
+		ret = -EPERM;
+	} else if (init && strcmp(init, "/") && may_take(r, init, true) == 2) {
+		snprintf(why, size, "it could match PID 1's cgroup %s or one above it", init);
+		ret = -EPERM;
+	}
+	free(self);
+	free(init);
+	if (ret)
+		return ret;
+
+	list = read_list(file, &builtin);
+	if (!list) {
+		snprintf(why, size, "cannot read the protected list %s", file);
+		return -EPERM;
+	}
+	for (line = strtok_r(list, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *s = line, *e;
+
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (*s == '#' || !*s)
+			continue;
+		e = s + strcspn(s, "#");
+		while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+			e--;
+		*e = '\0';
+		if (!*s)
+			continue;
+		if (may_take(r, s, false)) {
+			snprintf(why, size, "it could match the protected cgroup %s or one above it (%s)",
+				 s, builtin ? "the library's built-in list" : file);
+			ret = -EPERM;
+			break;
+		}
+	}
+	free(list);
+	return ret;
+}

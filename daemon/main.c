@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cgkilld: options, start-up (mlockall, oom_score_adj -1000, the
+ * hierarchies), and the loop: one epoll_wait() with no timeout, so that
+ * nothing wakes the daemon while nothing happens. Signals come through a
+ * signalfd: SIGHUP reloads (a bad configuration is refused, the old rules
+ * stay), SIGUSR1 dumps the state, SIGTERM and SIGINT stop.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/inotify.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "cgkilld.h"
+
+struct daemon D = { .epfd = -1, .event_fd = -1 };
+
+ssize_t read_at0(int fd, char *buf, size_t size)
+{
+	ssize_t n;
+
+	do
+		n = pread(fd, buf, size - 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return n;
+}
+
+bool kv_get(const char *text, const char *key, uint64_t *v)
+{
+	size_t k = strlen(key);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (!strncmp(p, key, k) && p[k] == ' ') {
+			char *end;
+
+			errno = 0;
+			*v = strtoull(p + k + 1, &end, 10);
+			return !errno && end != p + k + 1;
+		}
+	}
+	return false;
+}
+
+int epoll_add(struct src *s, unsigned events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = s };
+
+	if (epoll_ctl(D.epfd, EPOLL_CTL_ADD, s->fd, &ev) < 0) {
+		log_msg(LOG_PRI_ERR, "epoll: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+void src_close(struct src *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);	/* leaves the epoll set with it */
+	s->fd = -1;
+}
+
+/* ---- configuration ---- */
+
+static void print_error(void *ud, const char *file, unsigned line, const char *msg)
+{
+	(void)ud;
+	if (line)
+		log_msg(LOG_PRI_ERR, "%s:%u: %s", file, line, msg);
+	else
+		log_msg(LOG_PRI_ERR, "%s: %s", file, msg);
+}
+
+/* Parse and check; 0 with cfg filled, or -EINVAL (errors logged). */
+static int load(struct config *cfg, const char *path, bool optional)
+{
+	conf_init(cfg);
+	conf_load(cfg, path, optional, print_error, NULL);
+	conf_finish(cfg, print_error, NULL);
+	for (size_t i = 0; i < cfg->nrules; i++) {
+		struct rule *r = &cfg->rules[i];
+		char why[512];
+
+		if (!r->match)
+			continue;
+		if (rule_guard_check(r, cfg->protected_file, why, sizeof(why)) < 0) {
+			log_msg(LOG_PRI_ERR, "%s:%u: rule %s: Match=%s refused: %s", r->file, r->line,
+				r->name ? r->name : "?", r->match, why);
+			cfg->errors++;
+		}
+	}
+	if (cfg->errors) {
+		conf_free(cfg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int open_event_log(const char *path)
+{
+	int fd;
+
+	if (!path)
+		return -1;
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
+	if (fd < 0)
+		log_msg(LOG_PRI_ERR, "EventLog %s: %s (events go to the log only)", path, strerror(errno));
+	return fd;
+}
+
+static void status(void)
+{
+	notify("STATUS=%zu rule(s), %zu cgroup(s) watched%s", D.cfg.nrules, D.ncgs,
+	       D.global_dry_run || D.cfg.dry_run ? ", dry run" : "");
+}
+
+static void reload(void)
+{
+	struct config next;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	notify("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading",
+	       (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000);
+	log_msg(LOG_PRI_INFO, "reloading %s", D.config_path);
+	if (load(&next, D.config_path, D.config_optional) < 0) {
+		log_msg(LOG_PRI_ERR, "reload refused: the configuration has errors; the old rules stay in force");
+		notify("READY=1");
+		status();
+		return;
+	}
+	/* carry the storm counters over to rules of the same name */
+	for (size_t i = 0; i < next.nrules; i++)
+		for (size_t j = 0; j < D.cfg.nrules; j++)
+			if (!strcmp(next.rules[i].name, D.cfg.rules[j].name)) {
+				memcpy(next.rules[i].storm, D.cfg.rules[j].storm, sizeof(next.rules[i].storm));
+				next.rules[i].nstorm = D.cfg.rules[j].nstorm;
+			}
+	watch_stop();
+	watch_reap();
+	conf_free(&D.cfg);
+	D.cfg = next;
+	if (D.event_fd >= 0)
+		close(D.event_fd);
+	D.event_fd = open_event_log(D.cfg.event_log);
+	watch_start();
+	log_msg(LOG_PRI_INFO, "reloaded: %zu rule(s), %zu cgroup(s) watched", D.cfg.nrules, D.ncgs);
+	notify("READY=1");
+	status();
+}
+
+/* ---- start-up ---- */
+
+static void survive(void)
+{
+	int fd;
+	struct rlimit rl;
+
+	if (mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
+		log_msg(LOG_PRI_WARNING, "mlockall: %s (memory not locked)", strerror(errno));
+	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, "-1000", 5) < 0)
+		log_msg(LOG_PRI_WARNING, "oom_score_adj -1000: %s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	/* a few fds per watched cgroup */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static int hierarchies(void)
+{
+	cgk_hierarchies *h = NULL;
+	int r = cgk_hierarchies_read(&h);
+
+	if (r < 0) {
+		log_msg(LOG_PRI_ERR, "cannot read the cgroup mounts: %s", strerror(-r));
+		return r;
+	}
+	for (size_t i = 0; i < cgk_hierarchies_count(h); i++) {
+		const char *path = cgk_hierarchies_path(h, i), *ctl = cgk_hierarchies_controllers(h, i);
+
+		if (cgk_hierarchies_version(h, i) == 2) {
+			if (!D.v2)
+				D.v2 = strdup(path);
+			continue;
+		}
+		/* "cpu,pids": each controller of the list */
+		for (const char *p = ctl; p && *p;) {
+			size_t n = strcspn(p, ",");
+			char **slot = NULL;
+
+			if (n == 4 && !strncmp(p, "pids", 4))
+				slot = &D.v1_pids;
+			else if (n == 6 && !strncmp(p, "memory", 6))
+				slot = &D.v1_memory;
+			else if (n == 7 && !strncmp(p, "freezer", 7))
+				slot = &D.v1_freezer;
+			if (slot && !*slot)
+				*slot = strdup(path);
+			p += n + (p[n] == ',');
+		}
+	}
+	cgk_hierarchies_free(h);
+	if (!D.v2) {
+		log_msg(LOG_PRI_ERR, "no cgroup v2 mount: rules are paths below it");
+		return -ENOENT;
+	}
+	log_msg(LOG_PRI_DEBUG, "cgroup v2 at %s; v1 pids at %s, memory at %s", D.v2,
+		D.v1_pids ? D.v1_pids : "-", D.v1_memory ? D.v1_memory : "-");
+	return 0;
+}
+
+static void daemonize(void)
+{
+	pid_t pid = fork();
+	int fd;
+
+	if (pid < 0) {
+		log_msg(LOG_PRI_ERR, "fork: %s", strerror(errno));
+		exit(1);
+	}
+	if (pid > 0)
+		_exit(0);
+	setsid();
+	pid = fork();
+	if (pid < 0)
+		exit(1);
+	if (pid > 0)
+		_exit(0);
+	if (chdir("/") < 0)
+		exit(1);
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		if (fd > STDERR_FILENO)
+			close(fd);
+	}
+	log_use_syslog();
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: cgkilld [OPTION]...\n"
+		"       cgkilld --check [FILE]\n"
+		"Watch cgroups and kill, freeze or report a whole cgroup when it hits\n"
+		"pids.max (a fork bomb) or loses a process to the OOM killer.\n"
+		"\n"
+		"  -c, --config FILE   rules from FILE and FILE.d/*.conf (default %s)\n"
+		"      --check [FILE]  check the configuration (default: --config's) and exit\n"
+		"  -f, --foreground    do not detach (under systemd, never needed)\n"
+		"  -n, --dry-run       act on nothing: log what each rule would do\n"
+		"  -v, --verbose       debug messages too\n"
+		"  -h, --help          this help\n"
+		"  -V, --version       the version\n"
+		"\n"
+		"Signals: SIGHUP reloads, SIGUSR1 logs the watched cgroups and rule states.\n"
+		"See cgkilld(8) and cgkilld.conf(5).\n",
+		CGKILLD_CONF);
+}
+
+static int check(const char *path, bool optional)
+{
+	struct config cfg;
+
+	if (load(&cfg, path, optional) < 0) {
+		fprintf(stderr, "cgkilld: %s: the configuration has errors\n", path);
+		return 1;
+	}
+	printf("%s: %zu rule(s), OK\n", path, cfg.nrules);
+	for (size_t i = 0; i < cfg.nrules; i++)
+		printf("  %s: %s, %s%s\n", cfg.rules[i].name, cfg.rules[i].match,
+		       action_name(cfg.rules[i].action),
+		       cfg.rules[i].dry_run || cfg.dry_run ? " (dry run)" : "");
+	conf_free(&cfg);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "check", no_argument, NULL, 'C' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 },
+	};
+	const char *config = NULL, *check_file = NULL;
+	bool do_check = false, foreground = false;
+	sigset_t mask;
+	uint64_t wd_ms;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "c:fnvhV", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			config = optarg;
+			break;
+		case 'C':
+			do_check = true;
+			/* an optional FILE as the next word */
+			if (optind < argc && argv[optind][0] != '-')
+				check_file = argv[optind++];
+			break;
+		case 'f':
+			foreground = true;
+			break;
+		case 'n':
+			D.global_dry_run = true;
+			break;
+		case 'v':
+			log_verbose = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("cgkilld %s (libcgkill %s)\n", CGK_VERSION, cgk_version());
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "cgkilld: unexpected argument %s\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	if (do_check)
+		return check(check_file ? check_file : config ? config : CGKILLD_CONF, false);
+
+	D.config_path = config ? config : CGKILLD_CONF;
+	D.config_optional = false;
+	if (load(&D.cfg, D.config_path, D.config_optional) < 0) {
+		log_msg(LOG_PRI_ERR, "%s: the configuration has errors; not starting", D.config_path);
+		return 1;
+	}
+	if (!foreground && !getenv("NOTIFY_SOCKET") && !getenv("INVOCATION_ID"))
+		daemonize();
+	survive();
+	D.self_rel = cgroup_rel("self");
+	D.init_rel = cgroup_rel("1");
+	if (hierarchies() < 0)
+		return 1;
+	D.event_fd = open_event_log(D.cfg.event_log);
+
+	D.epfd = epoll_create1(EPOLL_CLOEXEC);
+	D.inotify = (struct src){ .type = SRC_INOTIFY,
+				  .fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK) };
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGUSR1);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	D.sig = (struct src){ .type = SRC_SIGNAL, .fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK) };
+	D.v1poll = (struct src){ .type = SRC_V1POLL,
+				 .fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK) };
+	D.watchdog = (struct src){ .type = SRC_WATCHDOG, .fd = -1 };
+	if (D.epfd < 0 || D.inotify.fd < 0 || D.sig.fd < 0 || D.v1poll.fd < 0 ||
+	    epoll_add(&D.inotify, EPOLLIN) < 0 || epoll_add(&D.sig, EPOLLIN) < 0 ||
+	    epoll_add(&D.v1poll, EPOLLIN) < 0) {
+		log_msg(LOG_PRI_ERR, "cannot set up the event loop: %s", strerror(errno));
+		return 1;
+	}
+	wd_ms = notify_watchdog_ms();
+	if (wd_ms) {
+		struct itimerspec its;
+		uint64_t half = wd_ms / 2 ? wd_ms / 2 : 1;
+
+		its.it_value.tv_sec = (time_t)(half / 1000);
+		its.it_value.tv_nsec = (long)(half % 1000) * 1000000;
+		its.it_interval = its.it_value;
+		D.watchdog.fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (D.watchdog.fd < 0 || timerfd_settime(D.watchdog.fd, 0, &its, NULL) < 0 ||
+		    epoll_add(&D.watchdog, EPOLLIN) < 0)
+			log_msg(LOG_PRI_ERR, "watchdog timer: %s", strerror(errno));
+	}
+
+	watch_start();
+	log_msg(LOG_PRI_INFO, "cgkilld %s started: %zu rule(s), %zu cgroup(s) watched%s", CGK_VERSION,
+		D.cfg.nrules, D.ncgs, D.global_dry_run || D.cfg.dry_run ? " (dry run: nothing is acted on)" : "");
+	notify("READY=1");
+	status();
+
+	for (;;) {
+		struct epoll_event ev[64];
+		int n = epoll_wait(D.epfd, ev, 64, -1);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			log_msg(LOG_PRI_ERR, "epoll_wait: %s", strerror(errno));
+			return 1;
+		}
+		for (int i = 0; i < n; i++) {
+			struct src *s = ev[i].data.ptr;
+
+			if (s->cg && s->cg->dead)
+				continue;
+			switch (s->type) {
+			case SRC_INOTIFY:
+				watch_inotify_event();
+				status();
+				break;
+			case SRC_SIGNAL: {
+				struct signalfd_siginfo si;
+
+				while (read(D.sig.fd, &si, sizeof(si)) == sizeof(si)) {
+					if (si.ssi_signo == SIGHUP) {
+						reload();
+					} else if (si.ssi_signo == SIGUSR1) {
+						watch_dump();
+					} else {
+						log_msg(LOG_PRI_INFO, "stopping (signal %u)", si.ssi_signo);
+						notify("STOPPING=1");
+						return 0;
+					}
+				}
+				/* a reload freed what later events point to */
+				i = n;
+				break;
+			}
+			case SRC_WATCHDOG: {
+				uint64_t ticks;
+
+				if (read(D.watchdog.fd, &ticks, sizeof(ticks)) > 0)
+					notify("WATCHDOG=1");
+				break;
+			}
+			case SRC_V1POLL:
+				pids_poll_tick();
+				break;
+			case SRC_PIDS:
+				pids_event(s->cg);
+				break;
+			case SRC_POPULATED:
+				pids_populated_event(s->cg);
+				break;
+			case SRC_MEM:
+			case SRC_MEM_V1:
+			case SRC_MEM_RECHECK:
+				memory_event(s->cg, s->type);
+				break;
+			}
+		}
+		watch_reap();
+	}
+}

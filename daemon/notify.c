@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The service manager's language, by hand: sd_notify datagrams to
+ * $NOTIFY_SOCKET (READY=1, RELOADING=1, STATUS=, WATCHDOG=1, STOPPING=1),
+ * and log lines on stderr with the syslog priority prefix "<N>" that the
+ * journal reads (or syslog(3) once detached without --foreground).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgkilld.h"
+
+int log_verbose;
+static bool use_syslog;
+
+void log_use_syslog(void)
+{
+	openlog("cgkilld", LOG_PID | LOG_NDELAY, LOG_DAEMON);
+	use_syslog = true;
+}
+
+void log_msg(int pri, const char *fmt, ...)
+{
+	char buf[2048];
+	va_list ap;
+	int n;
+
+	if (pri >= LOG_PRI_DEBUG && !log_verbose)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (use_syslog) {
+		syslog(pri, "%s", buf);
+		return;
+	}
+	/* one write: lines from a crowded moment stay whole */
+	{
+		char line[2100];
+
+		n = snprintf(line, sizeof(line), "<%d>%s\n", pri, buf);
+		if (n > (int)sizeof(line) - 1)
+			n = (int)sizeof(line) - 1, line[n - 1] = '\n';
+		while (write(STDERR_FILENO, line, (size_t)n) < 0 && errno == EINTR)
+			;
+	}
+}
+
+uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void notify(const char *fmt, ...)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char msg[1024];
+	size_t len;
+	socklen_t salen;
+	va_list ap;
+	int fd;
+
+	if (!path || (path[0] != '/' && path[0] != '@'))
+		return;
+	len = strlen(path);
+	if (len >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, path, len);
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = '\0';	/* abstract namespace */
+	salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len + (path[0] == '/'));
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa, salen) < 0)
+		log_msg(LOG_PRI_DEBUG, "sd_notify to %s: %s", path, strerror(errno));
+	close(fd);
+}
+
+uint64_t notify_watchdog_ms(void)
+{
+	const char *usec = getenv("WATCHDOG_USEC"), *pid = getenv("WATCHDOG_PID");
+	char *end;
+	unsigned long long u;
+
+	if (!usec)
+		return 0;
+	if (pid && strtol(pid, NULL, 10) != (long)getpid())
+		return 0;
+	errno = 0;
+	u = strtoull(usec, &end, 10);
+	if (errno || *end || u == 0)
+		return 0;
+	return (u + 999) / 1000;
+}

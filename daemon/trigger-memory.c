@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * OOM group kill: the kernel's OOM killer took a process of the cgroup
+ * (oom_kill rose by OOMKills); the rule takes the rest. memory.oom.group
+ * for v1 and for groups that did not set it.
+ *
+ * cgroup v2: memory.events notifies (EPOLLPRI), its oom_kill is read.
+ * v1 memory hierarchy: the cgroup of the same path under the v1 mount;
+ * an eventfd registered through cgroup.event_control with
+ * memory.oom_control wakes us when the group is out of memory (and when it
+ * is removed). The OOM killer may not have counted its kill yet at that
+ * moment: then a timerfd re-reads oom_control every 10 ms, for 1 s at
+ * most, and only while that wait lasts.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "cgkilld.h"
+
+#define RECHECK_MS 10
+#define RECHECKS 100
+
+static bool read_oom_kills(struct cg *c, uint64_t *v)
+{
+	char buf[1024];
+
+	if (read_at0(c->mem.fd, buf, sizeof(buf)) < 0)
+		return false;
+	return kv_get(buf, "oom_kill", v);
+}
+
+static void stop_recheck(struct cg *c)
+{
+	src_close(&c->recheck);
+	c->rechecks = 0;
+}
+
+/* true if the count rose (and the rule was told) */
+static bool check(struct cg *c)
+{
+	uint64_t v;
+	char json[256], text[256];
+
+	if (!read_oom_kills(c, &v))
+		return false;
+	if (v < c->oom_base) {
+		c->oom_base = v;
+		return false;
+	}
+	if (v - c->oom_base < c->rule->oom_kills)
+		return false;
+	snprintf(json, sizeof(json),
+		 "\"type\": \"oom-kill\", \"hierarchy\": %d, \"oom_kill\": %llu, \"rise\": %llu",
+		 c->mem_v1 ? 1 : 2, (unsigned long long)v, (unsigned long long)(v - c->oom_base));
+	snprintf(text, sizeof(text), "oom-kill (v%d): the OOM killer took %llu process(es) (oom_kill %llu)",
+		 c->mem_v1 ? 1 : 2, (unsigned long long)(v - c->oom_base), (unsigned long long)v);
+	c->oom_base = v;
+	stop_recheck(c);
+	act(c, "oom-kill", json, text);
+	return true;
+}
+
+void memory_event(struct cg *c, enum src_type type)
+{
+	uint64_t n;
+
+	switch (type) {
+	case SRC_MEM:
+		check(c);
+		break;
+	case SRC_MEM_V1:
+		if (read(c->efd.fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+			break;
+		if (check(c) || c->recheck.fd >= 0)
+			break;
+		/* out of memory, not counted yet: look again shortly */
+		c->recheck.type = SRC_MEM_RECHECK;
+		c->recheck.fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (c->recheck.fd >= 0) {
+			struct itimerspec its = {
+				.it_value.tv_nsec = RECHECK_MS * 1000000L,
+				.it_interval.tv_nsec = RECHECK_MS * 1000000L,
+			};
+
+			if (timerfd_settime(c->recheck.fd, 0, &its, NULL) < 0 ||
+			    epoll_add(&c->recheck, EPOLLIN) < 0)
+				stop_recheck(c);
+			c->rechecks = 0;
+		}
+		break;
+	case SRC_MEM_RECHECK:
+		if (read(c->recheck.fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+			break;
+		if (!check(c) && ++c->rechecks >= RECHECKS)
+			stop_recheck(c);
+		break;
+	default:
+		break;
+	}
+}
+
+static int open_at(const char *base, const char *rel, const char *name, int flags)
+{
+	char path[4096];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s/%s", base, rel, name) >= sizeof(path))
+		return -1;
+	return open(path, flags | O_CLOEXEC);
+}
+
+void memory_arm(struct cg *c)
+{
+	int fd = open_at(D.v2, c->rel, "memory.events", O_RDONLY | O_NONBLOCK), ctl;
+	char line[64];
+	uint64_t v = 0;
+
+	c->mem.type = SRC_MEM;
+	c->efd.type = SRC_MEM_V1;
+	if (fd >= 0) {
+		c->mem.fd = fd;
+		c->mem_v1 = false;
+		read_oom_kills(c, &v);
+		c->oom_base = v;
+		if (epoll_add(&c->mem, EPOLLPRI) < 0)
+			src_close(&c->mem);
+		return;
+	}
+	if (!D.v1_memory) {
+		log_msg(LOG_PRI_NOTICE, "rule %s: %s/%s has no memory.events (memory controller not enabled there)",
+			c->rule->name, D.v2, c->rel);
+		return;
+	}
+	fd = open_at(D.v1_memory, c->rel, "memory.oom_control", O_RDONLY);
+	if (fd < 0) {
+		log_msg(LOG_PRI_NOTICE,
+			"rule %s: %s/%s has no memory.events, and no v1 counterpart %s/%s: oom-kill not armed",
+			c->rule->name, D.v2, c->rel, D.v1_memory, c->rel);
+		return;
+	}
+	c->mem.fd = fd;
+	c->mem_v1 = true;
+	read_oom_kills(c, &v);
+	c->oom_base = v;
+	c->efd.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ctl = open_at(D.v1_memory, c->rel, "cgroup.event_control", O_WRONLY);
+	snprintf(line, sizeof(line), "%d %d", c->efd.fd, c->mem.fd);
+	if (c->efd.fd < 0 || ctl < 0 || write(ctl, line, strlen(line)) < 0 ||
+	    epoll_add(&c->efd, EPOLLIN) < 0) {
+		log_msg(LOG_PRI_WARNING, "rule %s: cannot register for OOM notifications in %s/%s: %s",
+			c->rule->name, D.v1_memory, c->rel, strerror(errno));
+		src_close(&c->efd);
+		src_close(&c->mem);
+	}
+	if (ctl >= 0)
+		close(ctl);
+}
+
+void memory_disarm(struct cg *c)
+{
+	stop_recheck(c);
+	src_close(&c->efd);
+	src_close(&c->mem);
+}

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Fork bomb: the "max" counter of pids.events (forks refused at pids.max)
+ * rises by PidsMaxEvents within PidsWindow.
+ *
+ * cgroup v2 pids: pids.events notifies (EPOLLPRI); each wakeup re-reads it.
+ * v1 pids hierarchy (hybrid layouts): the cgroup of the same path under the
+ * v1 mount. Its pids.events sends no notification (checked on 6.18: neither
+ * poll nor inotify wake), so it is read every PollInterval, and only while
+ * the v2 cgroup is populated (cgroup.events notifies that): an idle or
+ * empty cgroup costs no wakeup. The log says so when it starts.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "cgkilld.h"
+
+static bool read_max(struct cg *c, uint64_t *v)
+{
+	char buf[256];
+
+	if (read_at0(c->pids.fd, buf, sizeof(buf)) < 0)
+		return false;
+	return kv_get(buf, "max", v);
+}
+
+static void push(struct cg *c, uint64_t t, uint64_t v)
+{
+	unsigned newest = (c->sample_head + c->nsamples - 1) % PIDS_SAMPLES;
+
+	/* samples closer than window/16 to the newest are not kept: the rise
+	 * is then overestimated by at most what came in that time */
+	if (c->nsamples && t - c->samples[newest].t < c->rule->pids_window_ms / 16 + 1)
+		return;
+	if (c->nsamples == PIDS_SAMPLES) {
+		c->sample_head = (c->sample_head + 1) % PIDS_SAMPLES;
+		c->nsamples--;
+	}
+	c->samples[(c->sample_head + c->nsamples) % PIDS_SAMPLES].t = t;
+	c->samples[(c->sample_head + c->nsamples) % PIDS_SAMPLES].v = v;
+	c->nsamples++;
+}
+
+static void reset(struct cg *c, uint64_t t, uint64_t v)
+{
+	c->nsamples = 0;
+	c->sample_head = 0;
+	push(c, t, v);
+}
+
+static uint64_t read_file_u64(struct cg *c, const char *name, bool *is_max)
+{
+	char path[4096], buf[64];
+	const char *base = c->pids_v1 ? D.v1_pids : D.v2;
+	int fd;
+	ssize_t n;
+
+	*is_max = false;
+	snprintf(path, sizeof(path), "%s/%s/%s", base, c->rel, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read_at0(fd, buf, sizeof(buf));
+	close(fd);
+	if (n <= 0)
+		return 0;
+	if (!strncmp(buf, "max", 3)) {
+		*is_max = true;
+		return 0;
+	}
+	return strtoull(buf, NULL, 10);
+}
+
+static void sample(struct cg *c)
+{
+	uint64_t v, t = now_ms(), base, rise;
+	struct rule *r = c->rule;
+
+	if (!read_max(c, &v))
+		return;	/* going away: the inotify event follows */
+	if (!c->nsamples) {
+		reset(c, t, v);
+		return;
+	}
+	/* the counter at now - window: the newest sample not after it, or the
+	 * oldest we have */
+	base = c->samples[c->sample_head].v;
+	for (unsigned i = 0; i < c->nsamples; i++) {
+		unsigned k = (c->sample_head + i) % PIDS_SAMPLES;
+
+		if (c->samples[k].t + r->pids_window_ms <= t)
+			base = c->samples[k].v;
+	}
+	if (v < base) {
+		reset(c, t, v);
+		return;
+	}
+	rise = v - base;
+	if (rise >= r->pids_max_events) {
+		char json[320], text[256], lims[32];
+		bool cur_max, lim_max;
+		uint64_t cur = read_file_u64(c, "pids.current", &cur_max);
+		uint64_t lim = read_file_u64(c, "pids.max", &lim_max);
+
+		reset(c, t, v);
+		if (lim_max)
+			snprintf(lims, sizeof(lims), "\"max\"");
+		else
+			snprintf(lims, sizeof(lims), "%llu", (unsigned long long)lim);
+		snprintf(json, sizeof(json),
+			 "\"type\": \"pids-max\", \"hierarchy\": %d, \"max_events\": %llu, \"rise\": %llu, "
+			 "\"window_ms\": %llu, \"pids_current\": %llu, \"pids_max\": %s",
+			 c->pids_v1 ? 1 : 2, (unsigned long long)v, (unsigned long long)rise,
+			 (unsigned long long)r->pids_window_ms, (unsigned long long)cur, lims);
+		snprintf(text, sizeof(text),
+			 "pids-max (v%d): pids.events max rose by %llu to %llu within %llums, pids %llu of %s",
+			 c->pids_v1 ? 1 : 2, (unsigned long long)rise, (unsigned long long)v,
+			 (unsigned long long)r->pids_window_ms, (unsigned long long)cur,
+			 lim_max ? "max" : lims);
+		act(c, "pids-max", json, text);
+		return;
+	}
+	push(c, t, v);
+}
+
+void pids_event(struct cg *c)
+{
+	sample(c);
+}
+
+/* The v1 poll timer runs while at least one v1-polled cgroup is populated. */
+static void poll_update(void)
+{
+	bool need = false;
+	struct itimerspec its = { 0 };
+
+	for (struct cg *c = D.cgs; c && !need; c = c->next)
+		need = c->pids_v1 && c->pids.fd >= 0 && c->populated;
+	if (need == D.v1poll_armed)
+		return;
+	if (need) {
+		its.it_value.tv_sec = (time_t)(D.cfg.poll_ms / 1000);
+		its.it_value.tv_nsec = (long)(D.cfg.poll_ms % 1000) * 1000000;
+		its.it_interval = its.it_value;
+	}
+	if (timerfd_settime(D.v1poll.fd, 0, &its, NULL) < 0)
+		log_msg(LOG_PRI_ERR, "v1 pids poll timer: %s", strerror(errno));
+	D.v1poll_armed = need;
+	log_msg(LOG_PRI_DEBUG, "v1 pids poll %s", need ? "started" : "stopped");
+}
+
+static void read_populated(struct cg *c)
+{
+	char buf[256];
+	uint64_t v = 0;
+
+	if (read_at0(c->pop.fd, buf, sizeof(buf)) > 0 && kv_get(buf, "populated", &v))
+		c->populated = v != 0;
+	else
+		c->populated = false;
+}
+
+void pids_populated_event(struct cg *c)
+{
+	read_populated(c);
+	if (c->populated)
+		sample(c);
+	poll_update();
+}
+
+void pids_poll_tick(void)
+{
+	uint64_t ticks;
+
+	if (read(D.v1poll.fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		log_msg(LOG_PRI_DEBUG, "v1 poll timer: %s", strerror(errno));
+	for (struct cg *c = D.cgs; c; c = c->next)
+		if (c->pids_v1 && c->pids.fd >= 0 && c->populated && !c->dead)
+			sample(c);
+}
+
+static int open_at(const char *base, const char *rel, const char *name)
+{
+	char path[4096];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s/%s", base, rel, name) >= sizeof(path))
+		return -1;
+	return open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+}
+
+void pids_arm(struct cg *c)
+{
+	int fd = open_at(D.v2, c->rel, "pids.events");
+
+	c->pids.type = SRC_PIDS;
+	if (fd >= 0) {
+		c->pids.fd = fd;
+		c->pids_v1 = false;
+		if (epoll_add(&c->pids, EPOLLPRI) < 0)
+			src_close(&c->pids);
+		else
+			sample(c);
+		return;
+	}
+	if (!D.v1_pids) {
+		log_msg(LOG_PRI_NOTICE, "rule %s: %s/%s has no pids.events (pids controller not enabled there)",
+			c->rule->name, D.v2, c->rel);
+		return;
+	}
+	fd = open_at(D.v1_pids, c->rel, "pids.events");
+	if (fd < 0) {
+		log_msg(LOG_PRI_NOTICE,
+			"rule %s: %s/%s has no pids.events, and no v1 counterpart %s/%s: pids-max not armed",
+			c->rule->name, D.v2, c->rel, D.v1_pids, c->rel);
+		return;
+	}
+	c->pids.fd = fd;
+	c->pids_v1 = true;
+	c->pop.type = SRC_POPULATED;
+	c->pop.fd = open_at(D.v2, c->rel, "cgroup.events");
+	if (c->pop.fd < 0 || epoll_add(&c->pop, EPOLLPRI) < 0) {
+		src_close(&c->pop);
+		src_close(&c->pids);
+		return;
+	}
+	if (!D.v1_poll_logged) {
+		log_msg(LOG_PRI_NOTICE,
+			"v1 pids.events gives no notification: reading it every %llums in the watched cgroups while they are populated",
+			(unsigned long long)D.cfg.poll_ms);
+		D.v1_poll_logged = true;
+	}
+	sample(c);
+	read_populated(c);
+	poll_update();
+}
+
+void pids_disarm(struct cg *c)
+{
+	bool was = c->pids_v1 && c->populated;
+
+	src_close(&c->pids);
+	src_close(&c->pop);
+	c->populated = false;
+	if (was)
+		poll_update();
+}

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* libFuzzer target: cgkilld.conf, the daemon's own INI parser
+ * (daemon/config.c, included: the parser is pure, the rest of the daemon
+ * is not linked). Any input: errors counted and reported with a line
+ * number within the input, never a crash or a leak; what is accepted is
+ * complete and within bounds. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../daemon/config.c"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct seen {
+	unsigned lines, calls;
+};
+
+static void on_error(void *ud, const char *file, unsigned line, const char *msg)
+{
+	struct seen *s = ud;
+
+	if (strcmp(file, "fuzz.conf") || !msg || !*msg || line < 1 || line > s->lines + 1)
+		__builtin_trap();
+	s->calls++;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct config cfg;
+	struct seen s = { .lines = 1 };
+
+	for (size_t i = 0; i < size; i++)
+		s.lines += data[i] == '\n';
+	conf_init(&cfg);
+	conf_parse_text(&cfg, "fuzz.conf", (const char *)data, size, on_error, &s);
+	conf_finish(&cfg, NULL, NULL);
+	if (s.calls > cfg.errors)
+		__builtin_trap();
+	if (!cfg.errors) {
+		for (size_t i = 0; i < cfg.nrules; i++) {
+			const struct rule *r = &cfg.rules[i];
+
+			if (!r->name || !r->match || !r->ncomp || !r->triggers || r->nesc > CGKILLD_MAX_ESCALATIONS ||
+			    !r->pids_max_events || !r->oom_kills || r->max_per_minute > STORM_SLOTS)
+				__builtin_trap();
+			for (size_t j = 0; j < r->ncomp; j++)
+				if (!*r->comp[j] || strchr(r->comp[j], '/') || !strcmp(r->comp[j], ".."))
+					__builtin_trap();
+		}
+	}
+	/* parsing twice into the same object only adds */
+	conf_parse_text(&cfg, "fuzz.conf", (const char *)data, size, NULL, NULL);
+	conf_free(&cfg);
+	return 0;
+}

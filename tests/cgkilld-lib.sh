@@ -1,0 +1,211 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# shellcheck shell=bash
+# Helpers of the cgkilld tests (tests/test-cgkilld-*.sh), sourced after
+# tap.sh and lib.sh.
+#
+# Every test works in sandbox cgroups of its own: cgkill-test.<pid>.<name>
+# below the cgroup v2 mount and, on hybrid layouts, the same path below the
+# v1 pids and memory hierarchies; the daemon under test gets a configuration
+# whose rules match only below that unique path. Everything is removed at
+# exit (kd_cleanup, from the EXIT trap), the daemon stopped first.
+
+CGKILLD=${CGKILLD:-$build/cgkilld}
+FORKBOMB=${FORKBOMB:-$build/tests/forkbomb}
+
+need_cgkilld() {
+	[ -x "$CGKILLD" ] || bail_out "$CGKILLD not built (run make first)"
+	[ "$(id -u)" -eq 0 ] || skip_all "needs root (cgroup sandboxes)"
+}
+
+need_forkbomb() {
+	[ -x "$FORKBOMB" ] || bail_out "$FORKBOMB not built (make tests)"
+}
+
+# Mount point of a hierarchy from mountinfo: "cgroup2", or a v1 controller.
+mount_of() {
+	awk -v want="$1" '{ for (i = 7; i <= NF; i++) if ($i == "-") break
+		if (want == "cgroup2" && $(i + 1) == "cgroup2") { print $5; exit }
+		if ($(i + 1) == "cgroup") { n = split($(i + 3), o, ","); for (j = 1; j <= n; j++)
+			if (o[j] == want) { print $5; exit } } }' /proc/self/mountinfo
+}
+
+v2=$(mount_of cgroup2)
+v1pids=$(mount_of pids)
+v1mem=$(mount_of memory)
+
+# Does the v2 hierarchy offer controller $1 (pure v2 layouts)?
+v2_has() {
+	[ -n "$v2" ] && grep -qw "$1" "$v2/cgroup.controllers" 2>/dev/null
+}
+
+kd_dirs=()
+kd_pids=()
+kd_daemon=
+kd_tmp=
+
+# kd_setup NAME: the sandbox $box (relative path) and scratch dir $kd_tmp.
+kd_setup() {
+	[ -n "$v2" ] || skip_all "no cgroup v2 mount (cgkilld's rules are paths below it)"
+	box=cgkill-test.$$.$1
+	kd_tmp=$(mktemp -d "${TMPDIR:-/tmp}/cgkill-test-cgkilld.XXXXXX") || bail_out "mktemp"
+	trap kd_cleanup EXIT
+	trap 'exit 129' HUP INT TERM
+}
+
+kd_cleanup() {
+	local d pid
+	kd_stop
+	for pid in "${kd_pids[@]}"; do
+		kill -KILL "$pid" 2>/dev/null
+	done
+	# deepest first: v2, then the v1 counterparts
+	for d in "$v2/$box" ${v1pids:+"$v1pids/$box"} ${v1mem:+"$v1mem/$box"}; do
+		[ -d "$d" ] && rm_cgroup_tree "$d"
+	done
+	wait 2>/dev/null
+	[ -n "$kd_tmp" ] && rm -rf "$kd_tmp"
+}
+
+# mkcg REL [pids.max] [memory-limit]: the cgroup box/REL in v2 and, where
+# the trigger needs it, in the v1 pids / memory hierarchies (pure v2: the
+# controllers are enabled on the way down instead).
+mkcg() {
+	local rel=$1 pmax=${2:-} mem=${3:-} d
+	mkdir -p "$v2/$box/$rel" || return 1
+	if [ -n "$pmax" ]; then
+		if v2_has pids; then
+			d=$v2
+			for c in $box ${rel//\// }; do
+				echo +pids >"$d/cgroup.subtree_control" 2>/dev/null
+				d=$d/$c
+			done
+			echo "$pmax" >"$v2/$box/$rel/pids.max" || return 1
+		elif [ -n "$v1pids" ]; then
+			mkdir -p "$v1pids/$box/$rel" && echo "$pmax" >"$v1pids/$box/$rel/pids.max" || return 1
+		else
+			return 2
+		fi
+	fi
+	if [ -n "$mem" ]; then
+		if v2_has memory; then
+			d=$v2
+			for c in $box ${rel//\// }; do
+				echo +memory >"$d/cgroup.subtree_control" 2>/dev/null
+				d=$d/$c
+			done
+			echo "$mem" >"$v2/$box/$rel/memory.max" || return 1
+			echo 0 >"$v2/$box/$rel/memory.swap.max" 2>/dev/null
+		elif [ -n "$v1mem" ]; then
+			mkdir -p "$v1mem/$box/$rel" && echo "$mem" >"$v1mem/$box/$rel/memory.limit_in_bytes" || return 1
+			# no swap: the OOM killer must act at the limit
+			[ -f "$v1mem/$box/$rel/memory.memsw.limit_in_bytes" ] &&
+				echo "$mem" >"$v1mem/$box/$rel/memory.memsw.limit_in_bytes"
+		else
+			return 2
+		fi
+	fi
+	return 0
+}
+
+# The shell snippet that moves itself into box/REL in every hierarchy
+# where that cgroup exists (v1 first: the v2 move is the one tests wait on).
+_join() {
+	local rel=$1 s=
+	[ -n "$v1pids" ] && [ -d "$v1pids/$box/$rel" ] && s+="echo \$\$ >'$v1pids/$box/$rel/cgroup.procs' && "
+	[ -n "$v1mem" ] && [ -d "$v1mem/$box/$rel" ] && s+="echo \$\$ >'$v1mem/$box/$rel/cgroup.procs' && "
+	s+="echo \$\$ >'$v2/$box/$rel/cgroup.procs'"
+	printf '%s' "$s"
+}
+
+# run_in REL COMMAND...: start COMMAND in box/REL; its pid in $started,
+# once it is there.
+started=
+run_in() {
+	start_in "$@" || return 1
+	wait_for 20 "$started in box/$1" grep -qx "$started" "$v2/$box/$1/cgroup.procs"
+}
+
+# start_in REL COMMAND...: the same without waiting (a bomb may be gone
+# before we look).
+start_in() {
+	local rel=$1
+	shift
+	sh -c "$(_join "$rel") && exec \"\$@\"" sh "$@" </dev/null >/dev/null 2>&1 &
+	started=$!
+	disown "$started"	# no "Killed" message from bash
+	kd_pids+=("$started")
+}
+
+# A sentinel: a sleeper in box/REL that must survive; its pid in $started.
+sentinel() {
+	run_in "$1" sleep 3600
+}
+
+alive() {
+	kill -0 "$1" 2>/dev/null && [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ]
+}
+
+# wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds (bounded).
+wait_for() {
+	local secs=$1 what=$2 end
+	shift 2
+	end=$((${EPOCHREALTIME/./} + secs * 1000000))
+	until "$@"; do
+		if [ "${EPOCHREALTIME/./}" -gt "$end" ]; then
+			diag "timed out after ${secs}s waiting for: $what"
+			return 1
+		fi
+		sleep 0.02
+	done
+}
+
+populated() {
+	grep -qx 'populated 1' "$v2/$box/$1/cgroup.events" 2>/dev/null
+}
+
+empty() {
+	grep -qx 'populated 0' "$v2/$box/$1/cgroup.events" 2>/dev/null
+}
+
+# kd_start CONF [OPTION...]: the daemon in the foreground, its log in
+# $kd_log, waiting (bounded) until it says it started.
+kd_start() {
+	local conf=$1
+	shift
+	kd_log=$kd_tmp/cgkilld.log.$((++kd_runs))
+	"$CGKILLD" --foreground -v --config "$conf" "$@" 2>"$kd_log" &
+	kd_daemon=$!
+	wait_for 30 "cgkilld to start" grep -q 'started:' "$kd_log" || {
+		diag "$(cat "$kd_log")"
+		return 1
+	}
+}
+
+kd_stop() {
+	[ -n "$kd_daemon" ] || return 0
+	kill -TERM "$kd_daemon" 2>/dev/null
+	wait_for 20 "cgkilld to stop" eval '! alive '"$kd_daemon" || kill -KILL "$kd_daemon" 2>/dev/null
+	wait "$kd_daemon" 2>/dev/null
+	kd_daemon=
+}
+
+# log_has REGEX: the daemon's log has a line matching REGEX (grep -E).
+log_has() {
+	grep -qE -- "$1" "$kd_log"
+}
+
+# wait_log SECONDS REGEX
+wait_log() {
+	wait_for "$1" "the log line /$2/" log_has "$2"
+}
+
+# The daemon's state dump (SIGUSR1) into the log, waited for; the lines
+# written by this dump on stdout.
+dump() {
+	local before
+	before=$(grep -c '^<6>state: end' "$kd_log")
+	kill -USR1 "$kd_daemon"
+	wait_for 20 "the state dump" eval '[ "$(grep -c "^<6>state: end" "$kd_log")" -gt '"$before"' ]' || return 1
+	# the lines from this dump's "state:" line to its end
+	awk -v n=$((before + 1)) '/^<6>state: [0-9]/ { k++ } k == n { print } k == n && /^<6>state: end/ { exit }' "$kd_log"
+}
