@@ -16,8 +16,12 @@
 #include <unistd.h>
 
 #include "cgkill.h"
-#include "sandbox.h"
-#include "tap.h"
+#include "support/cgfile.h"
+#include "support/cmd.h"
+#include "support/sandbox.h"
+#include "support/scene.h"
+#include "support/spawn.h"
+#include "support/tap.h"
 
 #define MAX_ARGS 16
 
@@ -25,29 +29,25 @@ static char *box;		/* v2 sandbox */
 static char *parent, *sibling;	/* <box>/P, <box>/P/S, with sentinels */
 static struct sb_sentinels sent;
 static unsigned n_targets;
+static struct cmd res;		/* the latest run */
 
 /* Run cgkill with the arguments (NULL-terminated), optionally from inside a
- * cgroup. Returns the exit code, -1 if it did not exit normally. */
-static int run(struct sb_cmd *res, const char *join, ...)
+ * cgroup, into res. Returns the exit code (-1 if it did not finish). */
+static int run(struct cmd *c, const char *join, ...)
 {
-	const char *argv[MAX_ARGS + 2] = { sb_cgkill() };
-	unsigned n = 1;
+	const char *argv[MAX_ARGS + 1];
+	unsigned n = 0;
 	va_list ap;
-	int r;
 
 	va_start(ap, join);
-	for (const char *a; n <= MAX_ARGS && (a = va_arg(ap, const char *)); )
+	for (const char *a; n < MAX_ARGS && (a = va_arg(ap, const char *));)
 		argv[n++] = a;
 	va_end(ap);
 	argv[n] = NULL;
-	r = sb_run(res, join, 30000, argv);
-	if (r < 0) {
-		diag("cannot run %s: %s", sb_cgkill(), strerror(-r));
-		return -1;
-	}
-	if (res->timed_out)
-		diag("%s did not finish within 30 s", sb_cgkill());
-	return res->exit_code;
+	cmd_free(c);
+	if (cmd_runv(c, &(struct cmd_opts){ .join = join }, 30000, argv) < 0)
+		diag("%s did not finish within 30 s", c->line);
+	return c->status;
 }
 
 /* A fresh target P/Tn with n sleepers; pids[] gets them (may be NULL). */
@@ -64,15 +64,6 @@ static char *target(unsigned n, pid_t *pids)
 	return t;
 }
 
-static unsigned alive(const pid_t *pids, unsigned n)
-{
-	unsigned a = 0;
-
-	for (unsigned i = 0; i < n; i++)
-		a += sb_alive(pids[i]);
-	return a;
-}
-
 /* The target is empty and its processes died of SIGKILL. */
 static void check_gone(const char *t, const pid_t *pids, unsigned n, const char *what)
 {
@@ -84,22 +75,8 @@ static void check_gone(const char *t, const pid_t *pids, unsigned n, const char 
 	is_int(killed, n, "%s: its %u processes died of SIGKILL", what, n);
 }
 
-/* "cgkill: ARG: what failed (ERRNO)" as the first line of stderr. */
-static bool error_format(const char *err, const char *arg, const char *errname)
-{
-	char want[64];
-	const char *nl = strchr(err, '\n');
-	size_t len = nl ? (size_t)(nl - err) : strlen(err);
-
-	snprintf(want, sizeof(want), "(%s)", errname);
-	return strncmp(err, "cgkill: ", 8) == 0 && strstr(err, arg) &&
-	       len > strlen(want) && strncmp(err + len - strlen(want), want, strlen(want)) == 0;
-}
-
 static void test_info(void)
 {
-	struct sb_cmd res;
-
 	is_int(run(&res, NULL, "-h", NULL), 0, "-h: exit status 0");
 	ok(strstr(res.out, "Usage") && strstr(res.out, "--backend") && strstr(res.out, "--wait"),
 	   "-h: usage on stdout names --backend and --wait");
@@ -131,7 +108,6 @@ static void test_usage(void)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		const char *a[3] = { NULL };
 		char shown[128] = "";
-		struct sb_cmd res;
 
 		for (int k = 0; k < 3 && bad[i][k]; k++) {
 			a[k] = strcmp(bad[i][k], "@T") == 0 ? t : bad[i][k];
@@ -144,7 +120,7 @@ static void test_usage(void)
 			"usage error '%s': a message on stderr", shown))
 			diag("stderr: %s", res.err);
 	}
-	is_int(alive(pids, 2), 2, "usage errors: nothing was killed");
+	is_int(sb_count_alive(pids, 2), 2, "usage errors: nothing was killed");
 	sb_destroy(t);
 	free(t);
 }
@@ -153,7 +129,6 @@ static void test_kill_forms(void)
 {
 	const char *v2 = sb_mount(SB_V2);
 	pid_t pids[10];
-	struct sb_cmd res;
 	char *t;
 
 	t = target(10, pids);
@@ -197,7 +172,6 @@ static void test_backends(void)
 	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
 		char what[64], via[32];
 		const char *name = strchr(forms[i][0], '=') ? strchr(forms[i][0], '=') + 1 : forms[i][1];
-		struct sb_cmd res;
 		pid_t pids[5];
 		char *t = target(5, pids);
 
@@ -220,29 +194,24 @@ static void test_backends(void)
 
 static void test_wait(void)
 {
-	struct sb_cmd res;
+	static const struct {
+		unsigned n;
+		const char *arg, *what;
+	} waits[] = {
+		{ 20, "--no-wait", "--no-wait" },
+		{ 5, "-w5s", "-w5s" },
+		{ 5, "--wait=2500ms", "--wait=2500ms" },
+		{ 5, "-w", "-w (default duration)" },
+	};
 	pid_t pids[20];
-	char *t;
 
-	t = target(20, pids);
-	is_int(run(&res, NULL, "--no-wait", t, NULL), 0, "--no-wait: exit status 0");
-	check_gone(t, pids, 20, "--no-wait");
-	free(t);
+	for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {
+		char *t = target(waits[i].n, pids);
 
-	t = target(5, pids);
-	is_int(run(&res, NULL, "-w5s", t, NULL), 0, "-w5s: exit status 0");
-	check_gone(t, pids, 5, "-w5s");
-	free(t);
-
-	t = target(5, pids);
-	is_int(run(&res, NULL, "--wait=2500ms", t, NULL), 0, "--wait=2500ms: exit status 0");
-	check_gone(t, pids, 5, "--wait=2500ms");
-	free(t);
-
-	t = target(5, pids);
-	is_int(run(&res, NULL, "-w", t, NULL), 0, "-w (default duration): exit status 0");
-	check_gone(t, pids, 5, "-w");
-	free(t);
+		is_int(run(&res, NULL, waits[i].arg, t, NULL), 0, "%s: exit status 0", waits[i].what);
+		check_gone(t, pids, waits[i].n, waits[i].arg);
+		free(t);
+	}
 }
 
 /* Durations as systemd.time(7) writes them; a bare number is refused, and
@@ -256,7 +225,6 @@ static void test_durations(void)
 		{ "-w", "1000" },
 	};
 	static const char *const spans[] = { "--wait=infinity", "--wait=1min 30s", "-w1s500ms" };
-	struct sb_cmd res;
 	pid_t pids[3];
 	char *t = target(3, pids);
 
@@ -282,7 +250,7 @@ static void test_durations(void)
 	if (!is_str(res.err, "cgkill: --timeout 1000: a duration needs a unit (1000ms? 1000s?)\n"
 		    "Try 'cgkill --help' for more information.\n", "--timeout 1000: the message"))
 		diag("stderr: %s", res.err);
-	is_int(alive(pids, 3), 3, "bare numbers: nothing was killed");
+	is_int(sb_count_alive(pids, 3), 3, "bare numbers: nothing was killed");
 	sb_destroy(t);
 	free(t);
 
@@ -296,7 +264,6 @@ static void test_durations(void)
 
 static void test_quiet_verbose(void)
 {
-	struct sb_cmd res;
 	pid_t pids[5];
 	char *t, *missing;
 
@@ -321,7 +288,6 @@ static void test_quiet_verbose(void)
 
 static void test_errors(void)
 {
-	struct sb_cmd res;
 	char *missing = sb_path(parent, "nope"), *file = sb_path(parent, "cgroup.procs");
 	pid_t pids[6], inside[2];
 	char *g, *gsub, *t;
@@ -360,7 +326,7 @@ static void test_errors(void)
 	       "missing + own cgroup + good: exit status 4 (the worst)");
 	ok(strstr(res.err, missing) && strstr(res.err, g), "both failures are reported");
 	check_gone(t, pids, 3, "missing + own cgroup + good: the good one");
-	is_int(alive(inside, 2), 2, "the refused cgroup's processes are alive");
+	is_int(sb_count_alive(inside, 2), 2, "the refused cgroup's processes are alive");
 	sb_destroy(g);
 	free(g);
 	free(gsub);
@@ -377,7 +343,6 @@ static void test_timeout(void)
 {
 	char *fbox, *f, *t, *pidstr = NULL;
 	struct sb_proc p = { .what = SB_SLEEP };
-	struct sb_cmd res;
 	char state[32] = "";
 	pid_t pid;
 	uint64_t deadline;
@@ -428,8 +393,8 @@ int main(void)
 	sb_init(300);
 	sb_require_root();
 	no_plan();
-	if (access(sb_cgkill(), X_OK) < 0)
-		bail_out("%s is not an executable; set $CGKILL", sb_cgkill());
+	if (access(cmd_path(), X_OK) < 0)
+		bail_out("%s is not an executable; set $CGKILL", cmd_path());
 	test_info();
 	if (!sb_mount(SB_V2))
 		skip_all("no cgroup v2 mount");
@@ -449,6 +414,7 @@ int main(void)
 	test_timeout();
 
 	sb_sentinels_check(&sent, "cli");
+	cmd_free(&res);
 	ok(sb_destroy(box) == 0, "sandbox removed");
 	free(box);
 	free(parent);

@@ -14,9 +14,15 @@
 #include <string.h>
 
 #include "cgkill.h"
-#include "cmd.h"
-#include "sandbox.h"
-#include "tap.h"
+#include "support/cgfile.h"
+#include "support/cmd.h"
+#include "support/json.h"
+#include "support/kill.h"
+#include "support/record.h"
+#include "support/sandbox.h"
+#include "support/scene.h"
+#include "support/spawn.h"
+#include "support/tap.h"
 
 #define CMD_MS 60000
 
@@ -72,9 +78,9 @@ static void test_dry_run(void)
 	a = sb_mkdir(s.target, "a b");
 	b = sb_mkdir(s.target, "back\\xslash\\n");
 	odd = sb_mkdir(s.target, "e\x1b[1m\x9b");
-	pa = a ? rec_spawn(&(struct rec_spec){ .cgroup = a, .comm = "worker one" }) : -1;
-	pb = b ? rec_spawn(&(struct rec_spec){ .cgroup = b, .comm = "w2" }) : -1;
-	po = odd ? rec_spawn(&(struct rec_spec){ .cgroup = odd, .comm = "w\t3" }) : -1;
+	pa = a ? sb_spawn(&(struct sb_proc){ .cgroups = { a }, .comm = "worker one" }) : -1;
+	pb = b ? sb_spawn(&(struct sb_proc){ .cgroups = { b }, .comm = "w2" }) : -1;
+	po = odd ? sb_spawn(&(struct sb_proc){ .cgroups = { odd }, .comm = "w\t3" }) : -1;
 	if (!ok(pa > 0 && pb > 0 && po > 0, "dry: processes in 'a b', 'back\\xslash\\n' and 'e<ESC>[1m<9b>'"))
 		goto out;
 
@@ -171,8 +177,8 @@ static void test_survivors(void)
 	if (!scene_start(&s, box, "surv"))
 		goto out;
 	sub = sb_mkdir(s.target, "sub dir");
-	p = rec_spawn(&(struct rec_spec){ .cgroup = s.target, .ignore = { SIGTERM }, .comm = "stays" });
-	q = sub ? rec_spawn(&(struct rec_spec){ .cgroup = sub, .ignore = { SIGTERM }, .comm = "stays too" }) : -1;
+	p = sb_spawn(&(struct sb_proc){ .cgroups = { s.target }, .ignore = { SIGTERM }, .comm = "stays" });
+	q = sub ? sb_spawn(&(struct sb_proc){ .cgroups = { sub }, .ignore = { SIGTERM }, .comm = "stays too" }) : -1;
 	if (!ok(p > 0 && q > 0, "survivors: two TERM-ignorers"))
 		goto out;
 	cmd_run(&c, CMD_MS, "-s", "TERM", "--wait=300ms", s.target, NULL);
@@ -297,16 +303,8 @@ static void test_help(void)
 
 int main(void)
 {
-	sb_init(300);
-	no_plan();
+	box = sb_start(300);
 	rec_init();
-	sb_require_root();
-	if (!sb_mount(SB_V2))
-		skip_all("no cgroup v2 mount");
-	box = sb_create(SB_V2);
-	if (!box)
-		bail_out("cannot create a v2 sandbox: %m");
-	note("sandbox %s, command %s", box, cmd_path());
 
 	test_dry_run();
 	test_survivors();
@@ -314,6 +312,5 @@ int main(void)
 	test_refused();
 	test_help();
 
-	sb_cleanup_all();
-	return done_testing();
+	return sb_finish(box);
 }

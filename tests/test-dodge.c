@@ -17,8 +17,10 @@
 #include <string.h>
 
 #include "cgkill.h"
-#include "sandbox.h"
-#include "tap.h"
+#include "support/kill.h"
+#include "support/sandbox.h"
+#include "support/spawn.h"
+#include "support/tap.h"
 
 #define ROUNDS 10
 #define MIGRATORS 8
@@ -28,8 +30,7 @@ static void one_round(enum sb_hier h, enum cgk_backend backend, unsigned round)
 	char hn[64];
 	char *box = sb_create(h);
 	char *a = box ? sb_mkdir(box, "a") : NULL, *b = box ? sb_mkdir(box, "b") : NULL;
-	struct cgk_options o = CGK_OPTIONS_INIT;
-	struct cgk_report rep;
+	cgk_report *rep = NULL;
 	pid_t pids[MIGRATORS];
 	unsigned n = 0, killed = 0;
 	int r;
@@ -50,13 +51,11 @@ static void one_round(enum sb_hier h, enum cgk_backend backend, unsigned round)
 	if (!is_int(n, MIGRATORS, "%s round %u: %d migrators", hn, round, MIGRATORS))
 		goto out;
 	sb_sleep_ms(50);	/* let them race */
-	o.backend = backend;
-	o.wait_ms = 5000;
-	r = cgk_kill(box, &o, &rep);
+	r = kill_opts(box, backend, SIGKILL, 0, 5000, NULL, &rep);
 	if (!is_int(r, 0, "%s round %u: killed and waited", hn, round))
-		diag("%s", rep.message);
-	ok(rep.emptied, "%s round %u: reported empty", hn, round);
-	cgk_report_free(&rep);
+		diag("%s", cgk_report_message(rep));
+	ok(cgk_report_emptied(rep), "%s round %u: reported empty", hn, round);
+	rep = cgk_report_free(rep);
 	for (unsigned i = 0; i < n; i++)
 		killed += sb_killed_by(pids[i], SIGKILL, i ? 100 : 3000);
 	is_int(killed, n, "%s round %u: every migrator died of SIGKILL", hn, round);
@@ -93,3 +92,4 @@ int main(void)
 	}
 	return done_testing();
 }
+

@@ -20,9 +20,15 @@
 #include <unistd.h>
 
 #include "cgkill.h"
-#include "cmd.h"
-#include "sandbox.h"
-#include "tap.h"
+#include "support/cgfile.h"
+#include "support/cmd.h"
+#include "support/json.h"
+#include "support/kill.h"
+#include "support/record.h"
+#include "support/sandbox.h"
+#include "support/scene.h"
+#include "support/spawn.h"
+#include "support/tap.h"
 
 #define CMD_MS 60000	/* deadline for one run of the command (loaded CI machines) */
 
@@ -104,7 +110,7 @@ static bool populate(const char *odd, const char *inner, pid_t *p, const char *w
 {
 	pid_t q;
 
-	*p = rec_spawn(&(struct rec_spec){ .cgroup = odd, .ignore = { SIGTERM }, .comm = COMM });
+	*p = sb_spawn(&(struct sb_proc){ .cgroups = { odd }, .ignore = { SIGTERM }, .comm = COMM });
 	q = sb_sleeper(inner);
 	return ok(*p > 0 && q > 0, "%s: a TERM-ignorer with an odd name and a sleeper in an odd cgroup",
 		  what);
@@ -158,7 +164,7 @@ static void test_cgroup_names(void)
 	cmd_free(&c);
 
 	/* The prompt, declined. */
-	cmd_run_input(&c, "n\n", CMD_MS, "-i", odd, NULL);
+	cmd_run_opts(&c, &(struct cmd_opts){ .input = "n\n" }, CMD_MS, "-i", odd, NULL);
 	status_is(&c, 4, "-i");
 	clean(&c, "-i");
 	snprintf(want, sizeof(want), " under %s? [y/N] ", shown);
@@ -298,22 +304,12 @@ out:
 
 int main(void)
 {
-	sb_init(300);
-	no_plan();
+	box = sb_start(300);
 	rec_init();
-	sb_require_root();
-	if (!sb_mount(SB_V2))
-		skip_all("no cgroup v2 mount");
-	box = sb_create(SB_V2);
-	if (!box)
-		bail_out("cannot create a v2 sandbox: %m");
-	note("sandbox %s, command %s", box, cmd_path());
 
 	test_cgroup_names();
 	test_arguments();
 	test_hierarchies();
 
-	ok(sb_destroy(box) == 0, "sandbox removed");
-	free(box);
-	return done_testing();
+	return sb_finish(box);
 }

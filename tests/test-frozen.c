@@ -28,10 +28,16 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "cmd.h"
 #include "internal.h"
-#include "sandbox.h"
-#include "tap.h"
+#include "support/cgfile.h"
+#include "support/cmd.h"
+#include "support/json.h"
+#include "support/kill.h"
+#include "support/record.h"
+#include "support/sandbox.h"
+#include "support/scene.h"
+#include "support/spawn.h"
+#include "support/tap.h"
 
 #define CMD_MS 60000	/* deadline for one run of the command */
 #define WINDOW_MS 10000	/* for the window to open */

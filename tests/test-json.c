@@ -8,18 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
-#include "tap.h"
-
-static void set_proc(struct cgk_process *p, pid_t pid, char state, const char *comm,
-		     size_t comm_len, const char *cgroup)
-{
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	p->state = state;
-	memcpy(p->comm, comm, comm_len);
-	snprintf(p->cgroup, sizeof(p->cgroup), "%s", cgroup);
-}
+#include "support/internals.h"
+#include "support/json.h"
+#include "support/tap.h"
 
 /* Hostile comm values, and what Python must decode each to (as json.dumps
  * with ensure_ascii writes it). */
@@ -47,30 +38,6 @@ static const struct {
 #define N_COMMS (sizeof(comms) / sizeof(comms[0]))
 /* plus one process per byte 0x80..0xff, 15 bytes each: 8 more */
 #define N_HIGH 9
-
-static char *run_python(const char *json_path, const char *script)
-{
-	char cmd[8192], *out = NULL;
-	size_t cap = 0, len = 0, got;
-	char chunk[4096];
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "python3 -c '%s' %s", script, json_path);
-	p = popen(cmd, "re");
-	if (!p)
-		return NULL;
-	while ((got = fread(chunk, 1, sizeof(chunk), p)) > 0) {
-		out = realloc(out, cap = len + got + 1);
-		memcpy(out + len, chunk, got);
-		len += got;
-		out[len] = '\0';
-	}
-	if (pclose(p) != 0) {
-		free(out);
-		return NULL;
-	}
-	return out ? out : strdup("");
-}
 
 /* Python prints one line per field we check; keys sorted, ASCII only. */
 static const char extract[] =
@@ -118,42 +85,63 @@ static void check_line(const char *out, const char *what, const char *fmt, ...)
 		diag("    missing line: %s", line);
 }
 
+/* What Python prints for the fields of the two reports of test_json(). */
+static const struct {
+	const char *what, *line;
+} first[] = {
+	{ "not refused", "0 refused null" },
+	{ "signals by name", "0 signals [\"TERM\", \"KILL\", \"RTMIN+1\"]" },
+	{ "counters", "0 cgroups 7" },
+	{ "signalled", "0 signalled 123" },
+	{ "unreachable", "0 unreachable 2" },
+	{ "not permitted", "0 not_permitted 1" },
+	{ "waited", "0 waited true" },
+	{ "emptied", "0 emptied false" },
+	{ "signal_ms", "0 signal_ms 45" },
+	{ "empty_ms null when not emptied", "0 empty_ms null" },
+}, second[] = {
+	{ "second target: hierarchy null", "1 hierarchy null" },
+	{ "second target: backend null", "1 backend null" },
+	{ "second target: no fallback", "1 fell_back_from null" },
+	{ "second target: no fallback error", "1 fallback_error null" },
+	{ "second target: refused self", "1 refused \"self\"" },
+	{ "second target: no signals", "1 signals []" },
+	{ "second target: empty_ms when emptied", "1 empty_ms 12" },
+};
+
 static void test_json(void)
 {
-	struct cgk_report a, b;
-	const struct cgk_report *reps[2] = { &a, &b };
+	struct cgk_report *a = cgk_report_new("/sys/fs/cgroup/we\"ird\\ \x01/\xff");
+	struct cgk_report *b = cgk_report_new("/sys/fs/cgroup/unified");
+	const cgk_report *reps[2] = { a, b };
 	char tmpl[] = "/tmp/cgkill-test-json.XXXXXX";
-	size_t nsurv = N_COMMS + N_HIGH;
 	char *out, *text = NULL;
 	size_t textlen = 0;
 	FILE *f, *mem;
 	int fd, r;
 
-	memset(&a, 0, sizeof(a));
-	snprintf(a.path, sizeof(a.path), "/sys/fs/cgroup/we\"ird\\ \x01/\xff");
-	a.hierarchy = 2;
-	a.backend = CGK_BACKEND_FREEZE;
-	a.fell_back_from = CGK_BACKEND_KERNEL;
-	a.fallback_errno = EACCES;
-	a.n_signals = 3;
-	a.signals[0] = SIGTERM;
-	a.signals[1] = SIGKILL;
-	a.signals[2] = SIGRTMIN + 1;
-	a.cgroups = 7;
-	a.signalled = 123;
-	a.unreachable = 2;
-	a.not_permitted = 1;
-	a.waited = true;
-	a.emptied = false;
-	a.signal_ms = 45;
-	a.empty_ms = 999;	/* must not show: not emptied */
-	a.error = -ETIMEDOUT;
-	snprintf(a.message, sizeof(a.message), "%s: timed out \"waiting\"", a.path);
-	a.survivors.n = nsurv;
-	a.survivors.v = calloc(nsurv, sizeof(*a.survivors.v));
+	if (!a || !b)
+		bail_out("out of memory");
+	a->hierarchy = 2;
+	cgk_report_add_signal(a, SIGTERM, CGK_BACKEND_FREEZE);
+	cgk_report_add_signal(a, SIGKILL, CGK_BACKEND_FREEZE);
+	cgk_report_add_signal(a, SIGRTMIN + 1, CGK_BACKEND_FREEZE);
+	a->fell_back_from = CGK_BACKEND_KERNEL;
+	a->fallback_errno = EACCES;
+	a->cgroups = 7;
+	a->signalled = 123;
+	a->unreachable = 2;
+	a->not_permitted = 1;
+	a->waited = true;
+	a->emptied = false;
+	a->signal_ms = 45;
+	a->empty_ms = 999;	/* must not show: not emptied */
+	a->error = -ETIMEDOUT;
+	if (asprintf(&a->message, "%s: timed out \"waiting\"", a->path) < 0)
+		bail_out("out of memory");
 	for (size_t i = 0; i < N_COMMS; i++)
-		set_proc(&a.survivors.v[i], (pid_t)(100 + i), 'D', comms[i].comm, comms[i].len,
-			 i == 0 ? "" : "sub/\"q\"\n");
+		report_add_process(a, CGK_LIST_SURVIVORS, (pid_t)(100 + i), 'D', comms[i].comm,
+				   comms[i].len, i == 0 ? "" : "sub/\"q\"\n");
 	for (size_t i = 0; i < N_HIGH; i++) {
 		char c[16];
 
@@ -163,19 +151,15 @@ static void test_json(void)
 			c[k] = (char)(v > 0xff ? 'z' : v);
 		}
 		c[15] = '\0';
-		set_proc(&a.survivors.v[N_COMMS + i], (pid_t)(200 + i), 'R', c, 16, "h");
+		report_add_process(a, CGK_LIST_SURVIVORS, (pid_t)(200 + i), 'R', c, 16, "h");
 	}
 
-	memset(&b, 0, sizeof(b));
-	snprintf(b.path, sizeof(b.path), "/sys/fs/cgroup/unified");
-	b.refused = CGK_GUARD_SELF;
-	b.error = -ENOENT;
-	b.emptied = true;
-	b.empty_ms = 12;
-	b.listed.n = 2;
-	b.listed.v = calloc(2, sizeof(*b.listed.v));
-	set_proc(&b.listed.v[0], 0, 0, "", 0, "");	/* unreachable, no state */
-	set_proc(&b.listed.v[1], 4194304, 'S', "sleep", 5, "a/b");
+	b->refused = CGK_GUARD_SELF;
+	b->error = -ENOENT;
+	b->emptied = true;
+	b->empty_ms = 12;
+	report_add_process(b, CGK_LIST_LISTED, 0, 0, "", 0, "");	/* unreachable, no state */
+	report_add_process(b, CGK_LIST_LISTED, 4194304, 'S', "sleep", 5, "a/b");
 
 	/* also into memory, for checks that need no Python */
 	mem = open_memstream(&text, &textlen);
@@ -201,13 +185,14 @@ static void test_json(void)
 	fclose(f);
 	is_int(r, 0, "json to a file");
 
-	out = run_python(tmpl, extract);
-	if (!out) {
-		if (system("python3 -c 1 2>/dev/null") != 0)
+	out = text ? json_python(text, extract, NULL) : NULL;
+	if (!out || !strncmp(out, "INVALID", 7)) {
+		if (!out)
 			skip("python3 not available to validate the JSON");
 		else
 			ok(false, "Python's json module accepts the output");
-		diag("output was:\n%s", text ? text : "(none)");
+		diag("%s\noutput was:\n%s", out ? out : "", text ? text : "(none)");
+		free(out);
 		goto done;
 	}
 	ok(true, "Python's json module accepts the output");
@@ -224,16 +209,8 @@ static void test_json(void)
 	check_line(out, "fallback error",
 		   "0 fallback_error {\"errno\": \"EACCES\", \"message\": \"%s\"}",
 		   strerror(EACCES));
-	check_line(out, "not refused", "0 refused null");
-	check_line(out, "signals by name", "0 signals [\"TERM\", \"KILL\", \"RTMIN+1\"]");
-	check_line(out, "counters", "0 cgroups 7");
-	check_line(out, "signalled", "0 signalled 123");
-	check_line(out, "unreachable", "0 unreachable 2");
-	check_line(out, "not permitted", "0 not_permitted 1");
-	check_line(out, "waited", "0 waited true");
-	check_line(out, "emptied", "0 emptied false");
-	check_line(out, "signal_ms", "0 signal_ms 45");
-	check_line(out, "empty_ms null when not emptied", "0 empty_ms null");
+	for (size_t i = 0; i < sizeof(first) / sizeof(first[0]); i++)
+		check_line(out, first[i].what, "%s", first[i].line);
 	check_line(out, "error object with the report's message",
 		   "0 error {\"errno\": \"ETIMEDOUT\", \"message\": "
 		   "\"/sys/fs/cgroup/we\\\"ird\\\\ \\u0001/\\ufffd: timed out \\\"waiting\\\"\"}");
@@ -269,13 +246,8 @@ static void test_json(void)
 			   want);
 	}
 
-	check_line(out, "second target: hierarchy null", "1 hierarchy null");
-	check_line(out, "second target: backend null", "1 backend null");
-	check_line(out, "second target: no fallback", "1 fell_back_from null");
-	check_line(out, "second target: no fallback error", "1 fallback_error null");
-	check_line(out, "second target: refused self", "1 refused \"self\"");
-	check_line(out, "second target: no signals", "1 signals []");
-	check_line(out, "second target: empty_ms when emptied", "1 empty_ms 12");
+	for (size_t i = 0; i < sizeof(second) / sizeof(second[0]); i++)
+		check_line(out, second[i].what, "%s", second[i].line);
 	check_line(out, "second target: error with strerror message",
 		   "1 error {\"errno\": \"ENOENT\", \"message\": \"%s\"}",
 		   strerror(ENOENT));
@@ -313,16 +285,19 @@ done:
 	}
 	is_int(cgk_report_json(NULL, 1, stdout), -EINVAL, "NULL array with n > 0");
 	{
-		const struct cgk_report *holes[2] = { &a, NULL };
+		const cgk_report *holes[2] = { a, NULL };
 
 		is_int(cgk_report_json(holes, 2, stdout), -EINVAL, "NULL report in the array");
 	}
 
 	/* an errno we have no name for */
 	{
-		struct cgk_report c = { .error = -200, .hierarchy = 1, .backend = CGK_BACKEND_LOOP };
-		const struct cgk_report *one[1] = { &c };
+		struct cgk_report *c = cgk_report_new("");
+		const cgk_report *one[1] = { c };
 
+		c->error = -200;
+		c->hierarchy = 1;
+		c->backend = CGK_BACKEND_LOOP;
 		text = NULL;
 		mem = open_memstream(&text, &textlen);
 		r = cgk_report_json(one, 1, mem);
@@ -331,16 +306,14 @@ done:
 			   strstr(text, "\"hierarchy\": \"v1\"") && strstr(text, "\"backend\": \"loop\""),
 		   "unknown errno as E200 (and no number beside it), v1, loop");
 		free(text);
+		cgk_report_free(c);
 	}
 
-	cgk_report_free(&a);
-	ok(a.survivors.v == NULL && a.survivors.n == 0 && a.listed.n == 0,
-	   "report_free zeroes survivors");
-	cgk_report_free(&b);
-	ok(b.listed.v == NULL && b.listed.n == 0, "report_free zeroes listed");
-	cgk_report_free(&b);	/* twice is fine */
-	cgk_report_free(NULL);
-	ok(true, "report_free twice and on NULL");
+	/* Freed with their lists (ASan and valgrind see a leak or a double
+	 * free); NULL is fine. */
+	ok(cgk_report_free(a) == NULL, "report_free frees survivors, returns NULL");
+	ok(cgk_report_free(b) == NULL, "report_free frees listed, returns NULL");
+	ok(cgk_report_free(NULL) == NULL, "report_free on NULL");
 }
 
 static void test_names(void)
@@ -349,14 +322,14 @@ static void test_names(void)
 	enum cgk_backend be;
 	bool good = true;
 
-	for (int i = 0; i < CGK_BACKEND_COUNT_; i++) {
+	for (int i = 0; i < CGK_BACKEND_COUNT; i++) {
 		const char *n = cgk_backend_name((enum cgk_backend)i);
 
 		good &= n && strcmp(n, names[i]) == 0 && cgk_backend_from_name(n, &be) == 0 &&
 			be == (enum cgk_backend)i;
 	}
 	ok(good, "backend names round trip");
-	ok(cgk_backend_name(CGK_BACKEND_COUNT_) == NULL, "no name past the last backend");
+	ok(cgk_backend_name(CGK_BACKEND_COUNT) == NULL, "no name past the last backend");
 	ok(cgk_backend_name((enum cgk_backend)-1) == NULL, "no name for -1");
 	be = CGK_BACKEND_KERNEL;
 	ok(cgk_backend_from_name("v1freeze", &be) == -EINVAL && be == CGK_BACKEND_KERNEL,

@@ -19,8 +19,11 @@
 #include <unistd.h>
 
 #include "cgkill.h"
-#include "sandbox.h"
-#include "tap.h"
+#include "support/cgfile.h"
+#include "support/kill.h"
+#include "support/sandbox.h"
+#include "support/spawn.h"
+#include "support/tap.h"
 
 #define PF_KTHREAD_ 0x00200000UL
 #define PF_NO_SETAFFINITY_ 0x04000000UL
@@ -86,8 +89,7 @@ static void one_backend(enum sb_hier h, enum cgk_backend b, pid_t kthread, const
 {
 	const char *name = cgk_backend_name(b);
 	char *box = sb_create(h);
-	struct cgk_options o = CGK_OPTIONS_INIT;
-	struct cgk_report rep;
+	cgk_report *rep = NULL;
 	pid_t users[USERS];
 	int r;
 
@@ -102,20 +104,18 @@ static void one_backend(enum sb_hier h, enum cgk_backend b, pid_t kthread, const
 		free(box);
 		return;
 	}
-	o.backend = b;
-	o.signal = SIGKILL;
-	o.flags = CGK_FORCE;	/* only to skip the protected list; none applies */
-	o.wait_ms = 300;
-	r = cgk_kill(box, &o, &rep);
+	/* CGK_FORCE only to skip the protected list; none applies. */
+	r = kill_opts(box, b, SIGKILL, CGK_FORCE, 300, NULL, &rep);
 	is_int(r, -ETIMEDOUT, "%s: the kernel thread stays, so the wait times out", name);
-	is_int(rep.signalled, USERS, "%s: only the %d user processes were signalled", name, USERS);
-	ok(rep.survivors.n == 1 && rep.survivors.v[0].pid == kthread,
+	is_int(cgk_report_signalled(rep), USERS, "%s: only the %d user processes were signalled", name, USERS);
+	ok(cgk_report_n_processes(rep, CGK_LIST_SURVIVORS) == 1 &&
+	   rep_has_pid(rep, CGK_LIST_SURVIVORS, kthread) == 1,
 	   "%s: the kernel thread is the one survivor reported", name);
 	for (int i = 0; i < USERS; i++)
 		ok(sb_killed_by(users[i], SIGKILL, 5000), "%s: user process %d killed", name, i);
 	ok(sb_member(box, kthread) && kill(kthread, 0) == 0,
 	   "%s: the kernel thread is still there, untouched", name);
-	cgk_report_free(&rep);
+	rep = cgk_report_free(rep);
 
 	/* Back where it came from before anything else can go wrong. */
 	ok(sb_destroy(box) == 0, "%s: sandbox removed, kernel thread handed back", name);
@@ -149,3 +149,4 @@ int main(void)
 		skip("no v1 pids hierarchy: loop on v1");
 	return done_testing();
 }
+

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "tap.h"
+#include "support/tap.h"
 
 /* Parse s (length strlen) into a fresh vector; returns the result. */
 static int pids(const char *s, struct cgk_pidvec *v)

@@ -26,25 +26,17 @@
 #include <unistd.h>
 
 #include "cgkill.h"
-#include "internal.h"
-#include "sandbox.h"
-#include "secutil.h"
-#include "tap.h"
+#include "support/cgfile.h"
+#include "support/cmd.h"
+#include "support/json.h"
+#include "support/kill.h"
+#include "support/record.h"
+#include "support/sandbox.h"
+#include "support/scene.h"
+#include "support/spawn.h"
+#include "support/tap.h"
 
 static char *box;
-static struct sec_hits hits;	/* the test process and recorders write here */
-
-static int kill_opts(const char *path, enum cgk_backend b, int sig, uint64_t wait_ms,
-		     struct cgk_report *rep)
-{
-	struct cgk_options o = CGK_OPTIONS_INIT;
-
-	o.backend = b;
-	o.signal = sig;
-	o.wait_ms = wait_ms;
-	return cgk_kill(path, &o, rep);
-}
-
 /* ---- processes in a namespace of their own, inside the target ---- */
 
 /* X unshares, G (pid 1 there) joins the target and forks C; X reports G's
@@ -60,7 +52,8 @@ static pid_t inner_ns(const char *target, pid_t *c_out)
 	if (x == 0) {
 		pid_t g;
 
-		sec_hit_arm(hits.wr);	/* X is outside the target: a canary */
+		/* X is outside the target: a canary */
+		rec_arm((const int[])REC_STRAY, false, false);
 		if (unshare(CLONE_NEWPID) < 0)
 			_exit(1);
 		g = fork();
@@ -98,19 +91,14 @@ static pid_t inner_ns(const char *target, pid_t *c_out)
 	/* C: the other process listed in the target. */
 	*c_out = -1;
 	for (int i = 0; i < 200 && *c_out < 0; i++) {
-		char buf[256];
-		ssize_t n = sb_read(target, "cgroup.procs", buf, sizeof(buf));
+		pid_t *v = NULL;
+		size_t n = 0;
 
-		for (char *l = n > 0 ? buf : NULL, *e; l && *l; l = e) {
-			pid_t pid = (pid_t)strtol(l, &e, 10);
-
-			if (e == l)
-				break;
-			if (pid != pids[0] && pid > 0)
-				*c_out = pid;
-			while (*e == '\n')
-				e++;
-		}
+		sb_list_pids(target, &v, &n);
+		for (size_t k = 0; k < n; k++)
+			if (v[k] != pids[0] && v[k] > 0)
+				*c_out = v[k];
+		free(v);
 		if (*c_out < 0)
 			sb_sleep_ms(5);
 	}
@@ -122,13 +110,13 @@ static void test_inner(void)
 	static const enum cgk_backend backends[] = {
 		CGK_BACKEND_KERNEL, CGK_BACKEND_FREEZE, CGK_BACKEND_LOOP,
 	};
-	struct sec_scene s;
+	struct scene s;
 
-	if (!sec_scene_start(&s, box, "inner"))
+	if (!scene_start(&s, box, "inner"))
 		goto out;
 	for (size_t b = 0; b < 3; b++) {
 		const char *bn = cgk_backend_name(backends[b]);
-		struct cgk_report rep;
+		cgk_report *rep = NULL;
 		pid_t g, c = -1;
 		int r;
 
@@ -136,23 +124,23 @@ static void test_inner(void)
 		if (!ok(g > 0 && c > 0, "inner %s: PID 1 and PID 2 of a new namespace in the target (%d, %d)",
 			bn, (int)g, (int)c))
 			break;
-		r = kill_opts(s.target, backends[b], SIGKILL, 5000, &rep);
-		is_int(r, 0, "inner %s: cgk_kill returns 0 (%s)", bn, rep.message);
-		is_int(rep.unreachable, 0, "inner %s: nothing unreachable: their pids are visible to us", bn);
+		r = kill_opts(s.target, backends[b], SIGKILL, 0, 5000, NULL, &rep);
+		is_int(r, 0, "inner %s: cgk_kill returns 0 (%s)", bn, cgk_report_message(rep));
+		is_int(cgk_report_unreachable(rep), 0, "inner %s: nothing unreachable: their pids are visible to us", bn);
 		if (backends[b] != CGK_BACKEND_KERNEL)
 			/* C may already be gone with its init when its turn comes. */
-			ok(rep.signalled >= 1 && rep.signalled <= 2, "inner %s: %u signalled (PID 1 first)",
-			   bn, rep.signalled);
-		ok(rep.emptied, "inner %s: emptied", bn);
+			ok(cgk_report_signalled(rep) >= 1 && cgk_report_signalled(rep) <= 2, "inner %s: %u signalled (PID 1 first)",
+			   bn, cgk_report_signalled(rep));
+		ok(cgk_report_emptied(rep), "inner %s: emptied", bn);
 		for (int i = 0; i < 300 && (sb_alive(g) || sb_alive(c)); i++)
 			sb_sleep_ms(10);
 		ok(!sb_alive(g) && !sb_alive(c), "inner %s: both are gone", bn);
-		cgk_report_free(&rep);
+		rep = cgk_report_free(rep);
 		sb_reap();
 	}
-	is_int(sec_hits_take(&hits, NULL), 0, "inner: the namespaces' parents outside got no signal");
+	is_int(rec_take(NULL), 0, "inner: the namespaces' parents outside got no signal");
 out:
-	sec_scene_end(&s);
+	scene_end(&s);
 }
 
 /* ---- cgkill inside a child namespace, its targets outside it ---- */
@@ -177,52 +165,46 @@ struct outer_out {
 
 static void outer_runner(const struct outer_arg *a, struct outer_out *o)
 {
-	struct cgk_report rep;
-	struct sec_cli *cli;
+	cgk_report *rep = NULL;
+	struct cmd cli;
 
 	/* USR1 first: a kill(0, USR1) would be caught by the recorders. */
-	o->r_freeze = kill_opts(a->target, CGK_BACKEND_FREEZE, SIGUSR1, 0, &rep);
-	o->unr_freeze = rep.unreachable;
-	o->sig_freeze = rep.signalled;
-	cgk_report_free(&rep);
-	o->r_loop = kill_opts(a->target, CGK_BACKEND_LOOP, SIGUSR1, 0, &rep);
-	o->unr_loop = rep.unreachable;
-	o->sig_loop = rep.signalled;
-	cgk_report_free(&rep);
-	cli = sec_cli_run(NULL, "-b", "loop", "-s", "USR1", a->target, NULL);
-	o->cli_loop = cli ? cli->status : -1;
-	free(cli);
+	o->r_freeze = kill_opts(a->target, CGK_BACKEND_FREEZE, SIGUSR1, 0, 0, NULL, &rep);
+	o->unr_freeze = cgk_report_unreachable(rep);
+	o->sig_freeze = cgk_report_signalled(rep);
+	rep = cgk_report_free(rep);
+	o->r_loop = kill_opts(a->target, CGK_BACKEND_LOOP, SIGUSR1, 0, 0, NULL, &rep);
+	o->unr_loop = cgk_report_unreachable(rep);
+	o->sig_loop = cgk_report_signalled(rep);
+	rep = cgk_report_free(rep);
+	cmd_run(&cli, CMD_MS, "-b", "loop", "-s", "USR1", a->target, NULL);
+	o->cli_loop = cli.status;
+	cmd_free(&cli);
 	if (a->v1target) {
-		o->r_v1 = kill_opts(a->v1target, CGK_BACKEND_V1_FREEZE, SIGUSR1, 500, &rep);
-		o->v1_unreachable = rep.unreachable;
-		o->v1_signalled = rep.signalled;
-		o->v1_emptied = rep.emptied;
-		cgk_report_free(&rep);
-		{
-			struct cgk_options dry = CGK_OPTIONS_INIT;
-
-			dry.flags = CGK_DRY_RUN;
-			cgk_kill(a->v1target, &dry, &rep);
-		}
-		o->v1_listed = (unsigned)rep.listed.n;
-		cgk_report_free(&rep);
+		o->r_v1 = kill_opts(a->v1target, CGK_BACKEND_V1_FREEZE, SIGUSR1, 0, 500, NULL, &rep);
+		o->v1_unreachable = cgk_report_unreachable(rep);
+		o->v1_signalled = cgk_report_signalled(rep);
+		o->v1_emptied = cgk_report_emptied(rep);
+		rep = cgk_report_free(rep);
+		kill_opts(a->v1target, CGK_BACKEND_AUTO, SIGKILL, CGK_DRY_RUN, 0, NULL, &rep);
+		o->v1_listed = (unsigned)cgk_report_n_processes(rep, CGK_LIST_LISTED);
+		rep = cgk_report_free(rep);
 	}
 	sb_sleep_ms(50);
-	o->hits_before_kill = sec_hits_take(&hits, NULL);
+	o->hits_before_kill = rec_take(NULL);
 	if (o->hits_before_kill)
 		return;		/* a stray signal: no SIGKILL experiments */
 	o->kill_steps = true;
 
-	o->r_wait = kill_opts(a->target, CGK_BACKEND_FREEZE, SIGKILL, 800, &rep);
-	o->unr_wait = rep.unreachable;
-	for (size_t i = 0; i < rep.survivors.n; i++)
-		o->zero_survivors += rep.survivors.v[i].pid == 0;
-	snprintf(o->wait_msg, sizeof(o->wait_msg), "%.500s", rep.message);
-	cgk_report_free(&rep);
-	cli = sec_cli_run(NULL, "-j", "-b", "freeze", "--wait=300ms", a->target, NULL);
-	o->cli_freeze = cli ? cli->status : -1;
-	o->cli_unreachable = cli ? sec_json_num(cli->out, "unreachable") : -1;
-	free(cli);
+	o->r_wait = kill_opts(a->target, CGK_BACKEND_FREEZE, SIGKILL, 0, 800, NULL, &rep);
+	o->unr_wait = cgk_report_unreachable(rep);
+	o->zero_survivors = rep_has_pid(rep, CGK_LIST_SURVIVORS, 0);
+	snprintf(o->wait_msg, sizeof(o->wait_msg), "%.500s", cgk_report_message(rep));
+	rep = cgk_report_free(rep);
+	cmd_run(&cli, CMD_MS, "-j", "-b", "freeze", "--wait=300ms", a->target, NULL);
+	o->cli_freeze = cli.status;
+	o->cli_unreachable = json_num(cli.out, "d['targets'][0]['unreachable']");
+	cmd_free(&cli);
 
 	/* A pidfd polls readable once its process has exited; that works
 	 * across pid namespaces, signalling through it would not. */
@@ -231,45 +213,29 @@ static void outer_runner(const struct outer_arg *a, struct outer_out *o)
 
 		o->alive_before_kernel += a->pidfds[i] >= 0 && poll(&pfd, 1, 0) == 0;
 	}
-	o->r_kernel = kill_opts(a->target, CGK_BACKEND_AUTO, SIGKILL, 5000, &rep);
-	cgk_report_free(&rep);
+	o->r_kernel = kill_opts(a->target, CGK_BACKEND_AUTO, SIGKILL, 0, 5000, NULL, &rep);
+	rep = cgk_report_free(rep);
+}
+
+/* outer_runner() as PID 1 of a pid namespace with a /proc of its own. */
+static void outer_init(void *argp, void *outp)
+{
+	outer_runner(argp, outp);
 }
 
 static void outer_child(void *argp, void *outp)
 {
-	struct outer_arg *a = argp;
 	struct outer_out *o = outp;
-	int p[2];
-	pid_t w;
+	int r = pidns_call(outer_init, argp, outp, sizeof(*o));
 
-	if (unshare(CLONE_NEWPID | CLONE_NEWNS) < 0 || pipe(p) < 0) {
-		o->setup = -errno;
-		return;
-	}
-	w = fork();
-	if (w == 0) {
-		struct outer_out res = { 0 };
-
-		close(p[0]);
-		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-		    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-			res.setup = -errno;
-		else
-			outer_runner(a, &res);
-		if (write(p[1], &res, sizeof(res)) < 0)
-			_exit(1);
-		_exit(0);
-	}
-	close(p[1]);
-	if (w < 0 || read(p[0], o, sizeof(*o)) != sizeof(*o))
-		o->setup = -EIO;
-	waitpid(w, NULL, 0);
+	if (r < 0)
+		o->setup = r;
 }
 
 static void test_outer(void)
 {
 	enum { N = 3 };
-	struct sec_scene s;
+	struct scene s;
 	struct outer_arg a;
 	struct outer_out o;
 	char *v1t = NULL, *v1box = NULL;
@@ -280,10 +246,10 @@ static void test_outer(void)
 	memset(&a, 0, sizeof(a));
 	for (int i = 0; i < 8; i++)
 		a.pidfds[i] = -1;
-	if (!sec_scene_start(&s, box, "outer"))
+	if (!scene_start(&s, box, "outer"))
 		goto out;
 	for (int i = 0; i < N; i++)
-		pids[i] = sec_spawn(s.target, -1, NULL);
+		pids[i] = sb_sleeper(s.target);
 	if (!ok(pids[0] > 0 && pids[N - 1] > 0, "outer: %d processes in the target", N))
 		goto out;
 	/* Their USR1 is recorded: they are in the target, so they may get it;
@@ -292,14 +258,14 @@ static void test_outer(void)
 	if (sb_mount(SB_V1_FREEZER) && (v1box = sb_create(SB_V1_FREEZER)) &&
 	    (v1t = sb_mkdir(v1box, "T"))) {
 		for (int i = 0; i < N; i++)
-			v1pids[i] = sec_spawn(v1t, -1, NULL);
+			v1pids[i] = sb_sleeper(v1t);
 	}
 	a.target = s.target;
 	a.v1target = v1t;
 	a.n = N;
 	for (int i = 0; i < N; i++)
 		a.pidfds[i] = (int)syscall(SYS_pidfd_open, pids[i], 0);
-	r = sec_child(outer_child, &a, &o, sizeof(o), 120000, NULL);
+	r = child_call(outer_child, &a, &o, sizeof(o), 120000, NULL);
 	if (!is_int(r, 0, "outer: the runner in a child pid namespace reports"))
 		goto out;
 	if (o.setup < 0) {
@@ -341,40 +307,27 @@ out:
 	for (int i = 0; i < N; i++)
 		if (a.pidfds[i] >= 0)
 			close(a.pidfds[i]);
-	is_int(sec_hits_take(&hits, NULL), 0, "outer: no signal reached the test's process group");
+	is_int(rec_take(NULL), 0, "outer: no signal reached the test's process group");
 	if (v1box) {
 		ok(sb_destroy(v1box) == 0, "outer: v1 sandbox removed");
 		free(v1box);
 	}
 	free(v1t);
-	sec_scene_end(&s);
+	scene_end(&s);
 }
 
 int main(void)
 {
-	struct sigaction sa = { .sa_handler = sec_hit_handler, .sa_flags = SA_RESTART };
-
-	sb_init(300);
-	sb_require_root();
-	no_plan();
-	if (!sb_mount(SB_V2))
-		skip_all("no cgroup v2 mount");
+	box = sb_start(300);
 	/* Our own process group: a kill(0, sig) from a namespace we start
 	 * hits us and our children only, and the recorder shows it. */
 	setpgid(0, 0);
-	box = sb_create(SB_V2);
-	if (!box || sec_hits_open(&hits) < 0)
-		bail_out("cannot create a sandbox: %s", strerror(errno));
-	sec_hit_fd = hits.wr;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGUSR1, &sa, NULL);
-	sigaction(SIGUSR2, &sa, NULL);
-	note("sandbox %s", box);
+	rec_init();
+	rec_arm((const int[]){ SIGUSR1, SIGUSR2, 0 }, false, false);
 
 	test_inner();
 	test_outer();
 
-	ok(sb_destroy(box) == 0, "sandbox removed");
-	free(box);
-	return done_testing();
+	return sb_finish(box);
 }
+

@@ -44,10 +44,13 @@
 #include <unistd.h>
 
 #include "cgkill.h"
-#include "internal.h"
-#include "sandbox.h"
-#include "secutil.h"
-#include "tap.h"
+#include "support/cgfile.h"
+#include "support/kill.h"
+#include "support/record.h"
+#include "support/sandbox.h"
+#include "support/scene.h"
+#include "support/spawn.h"
+#include "support/tap.h"
 
 #define MANAGERS 8		/* churning chains in the target */
 #define SPAWNERS 8		/* churning recorders in the sibling */
@@ -64,7 +67,6 @@
 #endif
 
 static char *box;
-static struct sec_hits hits;
 
 struct counters {
 	unsigned long forks_target, forks_sibling;
@@ -73,15 +75,14 @@ struct counters {
 /* Fork a worker that lives 1-4 ms, reap it, again, forever. In the target
  * the signals are ignored (the chains must go on); in the sibling every
  * worker records what it gets. */
-static __attribute__((noreturn)) void churn(const char *cg, bool record, int hitfd,
-					    unsigned long *count)
+static __attribute__((noreturn)) void churn(const char *cg, bool record, unsigned long *count)
 {
 	unsigned seed = (unsigned)getpid();
 
 	if (sb_join(cg) < 0)
 		_exit(2);
 	if (record) {
-		sec_hit_arm(hitfd);
+		rec_arm((const int[])REC_STRAY, false, false);
 	} else {
 		signal(SIGUSR1, SIG_IGN);
 		signal(SIGTERM, SIG_IGN);
@@ -135,7 +136,7 @@ static int start_world(const char *target, const char *sibling, struct counters 
 			return -errno;
 		if (pid == 0) {
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			churn(in_target ? target : sibling, !in_target, hits.wr,
+			churn(in_target ? target : sibling, !in_target,
 			      in_target ? &c->forks_target : &c->forks_sibling);
 		}
 	}
@@ -155,25 +156,22 @@ static void killer(const char *target, unsigned runs, struct stats *st)
 	uint64_t t0 = sb_now_ms();
 
 	for (unsigned i = 0; i < runs; i++) {
-		struct cgk_options o = CGK_OPTIONS_INIT;
-		struct cgk_report rep;
-		int r;
+		enum cgk_backend b = i % 2 ? CGK_BACKEND_LOOP : CGK_BACKEND_FREEZE;
+		cgk_report *rep = NULL;
+		int r = kill_opts(target, b, (i / 2) % 2 ? SIGTERM : SIGUSR1, 0, 0, NULL, &rep);
 
-		o.backend = i % 2 ? CGK_BACKEND_LOOP : CGK_BACKEND_FREEZE;
-		o.signal = (i / 2) % 2 ? SIGTERM : SIGUSR1;
-		o.wait_ms = 0;
-		r = cgk_kill(target, &o, &rep);
 		st->runs++;
-		st->signalled += rep.signalled;
+		st->signalled += cgk_report_signalled(rep);
 		/* The loop backend may give up on a target that keeps forking
 		 * (bounded); that is its contract, not a failure here. */
-		if (r == -EAGAIN && o.backend == CGK_BACKEND_LOOP) {
+		if (r == -EAGAIN && b == CGK_BACKEND_LOOP) {
 			st->eagain++;
 		} else if (r < 0) {
 			if (!st->errors++)
-				snprintf(st->first_error, sizeof(st->first_error), "%.250s", rep.message);
+				snprintf(st->first_error, sizeof(st->first_error), "%.250s",
+					 cgk_report_message(rep));
 		}
-		cgk_report_free(&rep);
+		rep = cgk_report_free(rep);
 	}
 	st->ms = sb_now_ms() - t0;
 }
@@ -187,27 +185,15 @@ static void report(const char *what, const struct stats *st, const struct counte
 	ok(st->signalled > 0, "%s: the churning target was signalled", what);
 }
 
-static bool no_hits(const char *what)
-{
-	int last = 0;
-	unsigned n;
-
-	sb_sleep_ms(50);
-	n = sec_hits_take(&hits, &last);
-	if (!is_int(n, 0, "%s: no process outside the target got a signal", what))
-		diag("    last signal: %d", last);
-	return n == 0;
-}
-
 /* ---- in our own pid namespace ---- */
 
 static void test_host(unsigned runs)
 {
-	struct sec_scene s;
+	struct scene s;
 	struct counters *c = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	struct stats st = { 0 };
 
-	if (c == MAP_FAILED || !sec_scene_start(&s, box, "host"))
+	if (c == MAP_FAILED || !scene_start(&s, box, "host"))
 		goto out;
 	if (!is_int(start_world(s.target, s.sibling, c), 0, "host: %d churning chains in the target, "
 		    "%d churning recorders in the sibling", MANAGERS, SPAWNERS))
@@ -217,7 +203,7 @@ static void test_host(unsigned runs)
 	report("host", &st, c);
 	no_hits("host");
 out:
-	sec_scene_end(&s);
+	scene_end(&s);
 	if (c != MAP_FAILED)
 		munmap(c, 4096);
 }
@@ -269,69 +255,55 @@ static void naive(const char *target, int sig, unsigned gap_us, struct ns_out *r
 			}
 		}
 		sb_sleep_ms(20);	/* let the recorders write */
-		res->naive_hits = sec_hits_take(&hits, NULL);
+		res->naive_hits = rec_take(NULL);
 	}
+}
+
+/* As PID 1 of a pid namespace with a /proc of its own and a tiny pid range:
+ * the churn, the kills, the naive signaller. */
+static void ns_init(void *argp, void *outp)
+{
+	struct ns_arg *a = argp;
+	struct ns_out *res = outp;
+	char buf[16];
+
+	snprintf(buf, sizeof(buf), "%d", NS_PID_MAX);
+	res->pid_max_set = sb_write("/proc/sys/kernel", "pid_max", buf);
+	if (start_world(a->target, a->sibling, a->c) < 0) {
+		res->setup = -errno;
+		return;
+	}
+	sb_sleep_ms(100);
+	killer(a->target, a->runs, &res->st);
+	sb_sleep_ms(50);
+	res->hits = rec_take(NULL);
+	naive(a->target, SIGUSR1, NAIVE_GAP_US, res);
+	res->last_pid = fork();
+	if (res->last_pid == 0)
+		_exit(0);
 }
 
 static void ns_child(void *argp, void *outp)
 {
-	struct ns_arg *a = argp;
 	struct ns_out *o = outp;
-	int p[2];
-	pid_t g;
+	int r = pidns_call(ns_init, argp, outp, sizeof(*o));
 
-	if (unshare(CLONE_NEWPID | CLONE_NEWNS) < 0 || pipe(p) < 0) {
-		o->setup = -errno;
-		return;
-	}
-	g = fork();
-	if (g == 0) {
-		struct ns_out res = { 0 };
-		char buf[16];
-
-		close(p[0]);
-		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-		    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
-			res.setup = -errno;
-			goto done;
-		}
-		snprintf(buf, sizeof(buf), "%d", NS_PID_MAX);
-		res.pid_max_set = sb_write("/proc/sys/kernel", "pid_max", buf);
-		if (start_world(a->target, a->sibling, a->c) < 0) {
-			res.setup = -errno;
-			goto done;
-		}
-		sb_sleep_ms(100);
-		killer(a->target, a->runs, &res.st);
-		sb_sleep_ms(50);
-		res.hits = sec_hits_take(&hits, NULL);
-		naive(a->target, SIGUSR1, NAIVE_GAP_US, &res);
-		res.last_pid = fork();
-		if (res.last_pid == 0)
-			_exit(0);
-done:
-		if (write(p[1], &res, sizeof(res)) < 0)
-			_exit(1);
-		_exit(0);	/* the namespace and its processes go with us */
-	}
-	close(p[1]);
-	if (g < 0 || read(p[0], o, sizeof(*o)) != sizeof(*o))
-		o->setup = -EIO;
-	waitpid(g, NULL, 0);
+	if (r < 0)
+		o->setup = r;
 }
 
 static void test_small_ns(unsigned runs)
 {
-	struct sec_scene s;
+	struct scene s;
 	struct counters *c = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	struct ns_arg a;
 	struct ns_out o;
 	int r;
 
-	if (c == MAP_FAILED || !sec_scene_start(&s, box, "smallns"))
+	if (c == MAP_FAILED || !scene_start(&s, box, "smallns"))
 		goto out;
 	a = (struct ns_arg){ .target = s.target, .sibling = s.sibling, .runs = runs, .c = c };
-	r = sec_child(ns_child, &a, &o, sizeof(o), 280000, NULL);
+	r = child_call(ns_child, &a, &o, sizeof(o), 280000, NULL);
 	if (!is_int(r, 0, "smallns: the namespace reports"))
 		goto out;
 	if (o.setup < 0) {
@@ -353,7 +325,7 @@ static void test_small_ns(unsigned runs)
 	ok(o.naive_hits > 0, "smallns: the scene does catch stray signals (the naive signaller's)");
 	no_hits("smallns (late)");
 out:
-	sec_scene_end(&s);
+	scene_end(&s);
 	if (c != MAP_FAILED)
 		munmap(c, 4096);
 }
@@ -395,23 +367,20 @@ static void nopidfd_child(void *argp, void *outp)
 {
 	struct nopidfd_arg *a = argp;
 	struct nopidfd_out *o = outp;
-	struct cgk_options opts = CGK_OPTIONS_INIT;
-	struct cgk_report rep;
+	cgk_report *rep = NULL;
 
 	o->seccomp = deny_pidfds();
 	if (o->seccomp < 0)
 		return;
-	opts.backend = CGK_BACKEND_FREEZE;
-	opts.wait_ms = 5000;
-	o->r_quiet = cgk_kill(a->target, &opts, &rep);
-	o->signalled_quiet = rep.signalled;
-	cgk_report_free(&rep);
+	o->r_quiet = kill_opts(a->target, CGK_BACKEND_FREEZE, SIGKILL, 0, 5000, NULL, &rep);
+	o->signalled_quiet = cgk_report_signalled(rep);
+	rep = cgk_report_free(rep);
 	killer(a->churn_target, a->runs, &o->st);
 }
 
 static void test_nopidfd(unsigned runs)
 {
-	struct sec_scene s;
+	struct scene s;
 	struct counters *c = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	struct nopidfd_arg a;
 	struct nopidfd_out o;
@@ -420,7 +389,7 @@ static void test_nopidfd(unsigned runs)
 	unsigned killed = 0;
 	int r;
 
-	if (c == MAP_FAILED || !sec_scene_start(&s, box, "nopidfd"))
+	if (c == MAP_FAILED || !scene_start(&s, box, "nopidfd"))
 		goto out;
 	quiet = sb_mkdir(s.target, "quiet");
 	churner = sb_mkdir(s.target, "churn");
@@ -429,7 +398,7 @@ static void test_nopidfd(unsigned runs)
 		goto out;
 	sb_sleep_ms(100);
 	a = (struct nopidfd_arg){ .target = quiet, .churn_target = churner, .runs = runs };
-	r = sec_child(nopidfd_child, &a, &o, sizeof(o), 280000, NULL);
+	r = child_call(nopidfd_child, &a, &o, sizeof(o), 280000, NULL);
 	if (!is_int(r, 0, "nopidfd: the child reports"))
 		goto out;
 	if (o.seccomp < 0) {
@@ -442,12 +411,12 @@ static void test_nopidfd(unsigned runs)
 		killed += sb_killed_by(pids[i], SIGKILL, 3000);
 	is_int(killed, 5, "nopidfd: the 5 sleepers died of KILL");
 	note("nopidfd: %u runs against churn, %lu signals, %u bystander hits (the documented race "
-	     "of kernels without pidfds)", o.st.runs, o.st.signalled, sec_hits_take(&hits, NULL));
+	     "of kernels without pidfds)", o.st.runs, o.st.signalled, rec_take(NULL));
 	is_int(o.st.errors, 0, "nopidfd: every run against churn ends cleanly (%s)", o.st.first_error);
 out:
 	free(quiet);
 	free(churner);
-	sec_scene_end(&s);
+	scene_end(&s);
 	if (c != MAP_FAILED)
 		munmap(c, 4096);
 }
@@ -457,21 +426,14 @@ int main(void)
 	const char *env = getenv("CGKILL_PIDREUSE_RUNS");
 	unsigned runs = env && atoi(env) > 0 ? (unsigned)atoi(env) : 500;
 
-	sb_init(900);
-	sb_require_root();
-	no_plan();
-	if (!sb_mount(SB_V2))
-		skip_all("no cgroup v2 mount");
-	box = sb_create(SB_V2);
-	if (!box || sec_hits_open(&hits) < 0)
-		bail_out("cannot create a sandbox: %s", strerror(errno));
-	note("sandbox %s, %u runs per scene (CGKILL_PIDREUSE_RUNS)", box, runs);
+	box = sb_start(900);
+	rec_init();
+	note("%u runs per scene (CGKILL_PIDREUSE_RUNS)", runs);
 
 	test_host(runs);
 	test_small_ns(runs);
 	test_nopidfd(runs / 4);
 
-	ok(sb_destroy(box) == 0, "sandbox removed");
-	free(box);
-	return done_testing();
+	return sb_finish(box);
 }
+

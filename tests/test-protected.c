@@ -11,6 +11,10 @@
  * sleeper in T and one in T/precious, and kills T for real with a list that
  * protects T/precious: the list must stop it. Only sandbox cgroups are ever
  * targeted.
+ *
+ * Then the format of the list (comments, blank lines, blanks around an
+ * entry, CR LF), the option and the variable that name it, -f, a missing
+ * list file, and the ancestors of a protected cgroup, protected too.
  */
 #include <errno.h>
 #include <locale.h>
@@ -22,24 +26,17 @@
 #include <unistd.h>
 
 #include "cgkill.h"
-#include "internal.h"
-#include "sandbox.h"
-#include "secutil.h"
-#include "tap.h"
+#include "support/cgfile.h"
+#include "support/cmd.h"
+#include "support/internals.h"
+#include "support/kill.h"
+#include "support/sandbox.h"
+#include "support/scene.h"
+#include "support/spawn.h"
+#include "support/tap.h"
 
 static char *box;		/* v2 sandbox */
 static const char *boxrel;	/* ... as a path from the hierarchy root */
-
-static int kill_opts(const char *path, unsigned flags, const char *protected_file,
-		     struct cgk_report *rep)
-{
-	struct cgk_options o = CGK_OPTIONS_INIT;
-
-	o.flags = flags;
-	o.wait_ms = 3000;
-	o.protected_file = protected_file;
-	return cgk_kill(path, &o, rep);
-}
 
 /* tmpl with @B the sandbox's path from the hierarchy root, @b the same
  * without its leading '/', @C the case's name, @0 a NUL byte: its length. */
@@ -74,23 +71,10 @@ static size_t expand(const char *tmpl, const char *name, char *out, size_t size)
 	return n;
 }
 
-/* A list file holding text[0..len); false if it cannot be written. */
-static bool write_list(char *file, const char *text, size_t len)
+/* The library with the list file (NULL: the built-in list) and flags. */
+static int kill_list(const char *path, unsigned flags, const char *list, cgk_report **rep)
 {
-	int fd = mkstemp(file);
-	bool done;
-
-	if (fd < 0)
-		return false;
-	done = write(fd, text, len) == (ssize_t)len;
-	close(fd);
-	return done;
-}
-
-static const char *line1(const char *s, char *buf, size_t size)
-{
-	snprintf(buf, size, "%.*s", (int)strcspn(s, "\n"), s);
-	return buf;
+	return kill_opts(path, CGK_BACKEND_AUTO, SIGKILL, flags, 3000, list, rep);
 }
 
 enum want { REFUSED, BAD_LINE, ALLOWED };
@@ -140,85 +124,83 @@ static void run_case(const struct pcase *c)
 {
 	char file[] = "/tmp/cgkill-protected.XXXXXX", text[8192], needle[64], buf[512];
 	const char *keep = c->keep ?: "precious";
-	struct sec_scene s;
-	struct cgk_report rep;
-	struct sec_cli *cli;
+	struct scene s;
+	cgk_report *rep = NULL;
+	struct cmd cli;
 	char *protect = NULL;
 	pid_t pt = -1, pp = -1;
 	size_t len;
 	int r;
 
-	if (!sec_scene_start(&s, box, c->name))
+	if (!scene_start(&s, box, c->name))
 		goto out;
 	protect = sb_mkdir(s.target, keep);
 	pt = sb_sleeper(s.target);
 	pp = protect ? sb_sleeper(protect) : -1;
 	len = expand(c->list, c->name, text, sizeof(text));
-	if (!ok(pt > 0 && pp > 0 && write_list(file, text, len),
+	if (!ok(pt > 0 && pp > 0 && sb_temp_file(file, text, len),
 		"%s: sleepers in T and T/%s, a list file", c->name, keep))
 		goto out;
 	snprintf(needle, sizeof(needle), "%s:%u:", file, c->line);
 
 	/* Dry runs: T/keep itself, the case's parent, and forced. */
 	if (c->want != ALLOWED) {
-		r = kill_opts(protect, CGK_DRY_RUN, file, &rep);
+		r = kill_list(protect, CGK_DRY_RUN, file, &rep);
 		if (c->want == REFUSED)
-			ok(r == -EPERM && rep.refused == CGK_GUARD_PROTECTED,
-			   "%s: %s: a dry run of T/%s is refused (%s)", c->name, c->what, keep, rep.message);
+			ok(r == -EPERM && cgk_report_refused(rep) == CGK_GUARD_PROTECTED,
+			   "%s: %s: a dry run of T/%s is refused (%s)", c->name, c->what, keep, cgk_report_message(rep));
 		else
-			ok(r == -EINVAL && strstr(rep.message, needle) && strstr(rep.message, "fail closed"),
+			ok(r == -EINVAL && strstr(cgk_report_message(rep), needle) && strstr(cgk_report_message(rep), "fail closed"),
 			   "%s: %s: a dry run of T/%s fails, naming the line (%s)", c->name, c->what, keep,
-			   rep.message);
-		cgk_report_free(&rep);
-		r = kill_opts(s.parent, CGK_DRY_RUN, file, &rep);
-		ok(r < 0 && (rep.refused == CGK_GUARD_PROTECTED || c->want == BAD_LINE),
-		   "%s: a dry run of T's parent is stopped too (%s)", c->name, rep.message);
-		cgk_report_free(&rep);
-		r = kill_opts(s.target, CGK_DRY_RUN | CGK_FORCE, file, &rep);
-		ok(r == 0 && rep.refused == CGK_GUARD_NONE && rep.listed.n == 2,
-		   "%s: a forced dry run of T proceeds (%d: %s)", c->name, r, rep.message);
-		cgk_report_free(&rep);
+			   cgk_report_message(rep));
+		rep = cgk_report_free(rep);
+		r = kill_list(s.parent, CGK_DRY_RUN, file, &rep);
+		ok(r < 0 && (cgk_report_refused(rep) == CGK_GUARD_PROTECTED || c->want == BAD_LINE),
+		   "%s: a dry run of T's parent is stopped too (%s)", c->name, cgk_report_message(rep));
+		rep = cgk_report_free(rep);
+		r = kill_list(s.target, CGK_DRY_RUN | CGK_FORCE, file, &rep);
+		ok(r == 0 && cgk_report_refused(rep) == CGK_GUARD_NONE && cgk_report_n_processes(rep, CGK_LIST_LISTED) == 2,
+		   "%s: a forced dry run of T proceeds (%d: %s)", c->name, r, cgk_report_message(rep));
+		rep = cgk_report_free(rep);
 	}
 
 	/* The real thing, through the library and the command. */
-	r = kill_opts(s.target, 0, file, &rep);
+	r = kill_list(s.target, 0, file, &rep);
 	switch (c->want) {
 	case REFUSED:
-		ok(r == -EPERM && rep.refused == CGK_GUARD_PROTECTED,
-		   "%s: %s: cgk_kill of T is refused (%s)", c->name, c->what, rep.message);
+		ok(r == -EPERM && cgk_report_refused(rep) == CGK_GUARD_PROTECTED,
+		   "%s: %s: cgk_kill of T is refused (%s)", c->name, c->what, cgk_report_message(rep));
 		break;
 	case BAD_LINE:
-		ok(r == -EINVAL && rep.refused == CGK_GUARD_NONE && strstr(rep.message, needle),
+		ok(r == -EINVAL && cgk_report_refused(rep) == CGK_GUARD_NONE && strstr(cgk_report_message(rep), needle),
 		   "%s: %s: cgk_kill of T fails closed, naming the line (%s)", c->name, c->what,
-		   rep.message);
+		   cgk_report_message(rep));
 		break;
 	case ALLOWED:
-		ok(r == 0 && rep.refused == CGK_GUARD_NONE && rep.emptied,
-		   "%s: %s: cgk_kill of T proceeds (%d: %s)", c->name, c->what, r, rep.message);
+		ok(r == 0 && cgk_report_refused(rep) == CGK_GUARD_NONE && cgk_report_emptied(rep),
+		   "%s: %s: cgk_kill of T proceeds (%d: %s)", c->name, c->what, r, cgk_report_message(rep));
 		break;
 	}
-	cgk_report_free(&rep);
+	rep = cgk_report_free(rep);
 	if (c->want == ALLOWED) {
 		ok(sb_killed_by(pt, SIGKILL, 3000) && sb_killed_by(pp, SIGKILL, 3000),
 		   "%s: the sleepers in T and T/%s died of KILL", c->name, keep);
 		goto out;
 	}
-	cli = sec_cli_run(NULL, "--protected", file, s.target, NULL);
-	if (cli) {
-		if (c->want == REFUSED)
-			is_int(cli->status, 4, "%s: cgkill --protected FILE T exits 4 (%s)", c->name,
-			       line1(cli->err, buf, sizeof(buf)));
-		else
-			ok(cli->status == 1 && strstr(cli->err, needle),
-			   "%s: cgkill --protected FILE T exits 1, naming the line (%d: %s)", c->name,
-			   cli->status, line1(cli->err, buf, sizeof(buf)));
-		free(cli);
-	}
+	cmd_run(&cli, CMD_MS, "--protected", file, s.target, NULL);
+	if (c->want == REFUSED)
+		is_int(cli.status, 4, "%s: cgkill --protected FILE T exits 4 (%s)", c->name,
+		       first_line(cli.err, buf, sizeof(buf)));
+	else
+		ok(cli.status == 1 && strstr(cli.err, needle),
+		   "%s: cgkill --protected FILE T exits 1, naming the line (%d: %s)", c->name,
+		   cli.status, first_line(cli.err, buf, sizeof(buf)));
+	cmd_free(&cli);
 	ok(sb_alive(pt) && sb_alive(pp), "%s: the sleepers in T and T/%s are alive", c->name, keep);
 out:
 	unlink(file);
 	free(protect);
-	sec_scene_end(&s);
+	scene_end(&s);
 }
 
 /* A target outside the caller's cgroup namespace: a child moves into X,
@@ -242,7 +224,7 @@ static void ns_child(void *argp, void *outp)
 {
 	struct ns_arg *a = argp;
 	struct ns_out *o = outp;
-	struct cgk_report rep;
+	cgk_report *rep = NULL;
 	struct cgk_target t;
 	char msg[4608];
 
@@ -250,49 +232,49 @@ static void ns_child(void *argp, void *outp)
 		o->setup = -errno;
 		return;
 	}
-	if (cgk_target_open(a->target, &t, msg, sizeof(msg)) == 0) {
+	if (target_open(a->target, &t, msg, sizeof(msg)) == 0) {
 		snprintf(o->rel, sizeof(o->rel), "%.250s", t.rel);
 		cgk_target_close(&t);
 	}
-	o->r_comments = kill_opts(a->target, CGK_DRY_RUN, a->comments, &rep);
-	o->refused_comments = rep.refused;
-	o->listed_comments = (int)rep.listed.n;
-	cgk_report_free(&rep);
-	o->r_force = kill_opts(a->target, CGK_DRY_RUN | CGK_FORCE, a->list, &rep);
-	o->listed_force = (int)rep.listed.n;
-	cgk_report_free(&rep);
+	o->r_comments = kill_list(a->target, CGK_DRY_RUN, a->comments, &rep);
+	o->refused_comments = cgk_report_refused(rep);
+	o->listed_comments = (int)cgk_report_n_processes(rep, CGK_LIST_LISTED);
+	rep = cgk_report_free(rep);
+	o->r_force = kill_list(a->target, CGK_DRY_RUN | CGK_FORCE, a->list, &rep);
+	o->listed_force = (int)cgk_report_n_processes(rep, CGK_LIST_LISTED);
+	rep = cgk_report_free(rep);
 	/* No file: the built-in list applies, and it has entries. */
 	setenv("CGKILL_PROTECTED", "/nonexistent/cgkill-protected", 1);
-	o->r_default = kill_opts(a->target, CGK_DRY_RUN, NULL, &rep);
-	o->refused_default = rep.refused;
-	cgk_report_free(&rep);
-	o->r = kill_opts(a->target, 0, a->list, &rep);
-	o->refused = rep.refused;
-	snprintf(o->msg, sizeof(o->msg), "%.500s", rep.message);
-	cgk_report_free(&rep);
+	o->r_default = kill_list(a->target, CGK_DRY_RUN, NULL, &rep);
+	o->refused_default = cgk_report_refused(rep);
+	rep = cgk_report_free(rep);
+	o->r = kill_list(a->target, 0, a->list, &rep);
+	o->refused = cgk_report_refused(rep);
+	snprintf(o->msg, sizeof(o->msg), "%.500s", cgk_report_message(rep));
+	rep = cgk_report_free(rep);
 }
 
 static void test_outside_ns(void)
 {
 	char list[] = "/tmp/cgkill-protected.XXXXXX", comments[] = "/tmp/cgkill-protected.XXXXXX";
 	char text[4500];
-	struct sec_scene s;
+	struct scene s;
 	struct ns_out o;
 	struct ns_arg a;
 	char *x = NULL;
 	pid_t p = -1;
 	int r;
 
-	if (!sec_scene_start(&s, box, "cgns"))
+	if (!scene_start(&s, box, "cgns"))
 		goto out;
 	x = sb_mkdir(s.parent, "X");
 	p = sb_sleeper(s.target);
 	snprintf(text, sizeof(text), "%s/cgns/T/precious\n", boxrel);
-	if (!ok(x && p > 0 && write_list(list, text, strlen(text)) &&
-		write_list(comments, "# nothing\n", 10), "cgns: a sleeper in T, list files"))
+	if (!ok(x && p > 0 && sb_temp_file(list, text, strlen(text)) &&
+		sb_temp_file(comments, "# nothing\n", 10), "cgns: a sleeper in T, list files"))
 		goto out;
 	a = (struct ns_arg){ .nsroot = x, .target = s.target, .list = list, .comments = comments };
-	r = sec_child(ns_child, &a, &o, sizeof(o), 60000, NULL);
+	r = child_call(ns_child, &a, &o, sizeof(o), 60000, NULL);
 	if (!is_int(r, 0, "cgns: a child in a cgroup namespace rooted at the sibling X reports"))
 		goto out;
 	if (o.setup < 0) {
@@ -312,7 +294,7 @@ out:
 	unlink(list);
 	unlink(comments);
 	free(x);
-	sec_scene_end(&s);
+	scene_end(&s);
 }
 
 /* A library caller in a UTF-8 locale: a cgroup name that is not UTF-8 is
@@ -320,47 +302,205 @@ out:
 static void test_locale(void)
 {
 	char *t = sb_mkdir(box, "loc/\xff"), file[] = "/tmp/cgkill-prot.XXXXXX", list[512];
-	struct cgk_report rep;
+	cgk_report *rep = NULL;
 	pid_t p;
 	int r;
 
 	snprintf(list, sizeof(list), "%s/loc/*\n", boxrel);
-	if (!t || (p = sb_sleeper(t)) < 0 || !write_list(file, list, strlen(list)) ||
+	if (!t || (p = sb_sleeper(t)) < 0 || !sb_temp_file(file, list, strlen(list)) ||
 	    !setlocale(LC_ALL, "C.UTF-8")) {
 		skip("locale: C.UTF-8 or the setup is missing");
 		free(t);
 		return;
 	}
-	r = kill_opts(t, 0, file, &rep);
+	r = kill_list(t, 0, file, &rep);
 	setlocale(LC_ALL, "C");
-	ok(r == -EPERM && rep.refused == CGK_GUARD_PROTECTED,
-	   "locale: in C.UTF-8, a name that is not UTF-8 is matched by its glob (%d: %s)", r, rep.message);
+	ok(r == -EPERM && cgk_report_refused(rep) == CGK_GUARD_PROTECTED,
+	   "locale: in C.UTF-8, a name that is not UTF-8 is matched by its glob (%d: %s)", r, cgk_report_message(rep));
 	ok(sb_alive(p), "locale: its process lives");
-	cgk_report_free(&rep);
+	rep = cgk_report_free(rep);
 	unlink(file);
 	sb_destroy(t);
 	free(t);
 }
 
+/* ---- the list file: its format, the option, the variable, -f ---- */
+
+static void test_list_format(void)
+{
+	struct scene s;
+	char file[] = "/tmp/cgkill-protected.XXXXXX", *rel, text[8192];
+	const char *names[] = { "exact", "exact/child", "glob-a", "glob-a/x", "trail", "cr",
+				"# not a comment", "other" };
+	enum { EXACT, EXACT_CHILD, GLOB, GLOB_CHILD, TRAIL, CR, HASH, OTHER, N_NAMES };
+	char *dirs[N_NAMES] = { 0 };
+	pid_t pids[N_NAMES];
+
+	if (!scene_start(&s, box, "protect"))
+		goto out;
+	rel = s.target + strlen(sb_mount(SB_V2));
+	for (int i = 0; i < N_NAMES; i++) {
+		dirs[i] = sb_mkdir(s.target, names[i]);
+		pids[i] = dirs[i] ? sb_sleeper(dirs[i]) : -1;
+	}
+	snprintf(text, sizeof(text),
+		 "# cgkill protected cgroups\n"
+		 "\n"
+		 "   %s/exact\n"
+		 "\t%s/glob-*\n"
+		 "%s/trail   \n"
+		 "%s/cr\r\n"
+		 "#%s/other\n",
+		 rel, rel, rel, rel, rel);
+	if (!ok(sb_temp_file(file, text, strlen(text)) && pids[OTHER] > 0,
+		"protect: a list file and sleepers"))
+		goto out;
+
+	{
+		static const struct { int i; enum cgk_guard want; const char *what; } entries[] = {
+			{ EXACT, CGK_GUARD_PROTECTED, "an exact entry with leading blanks" },
+			{ EXACT_CHILD, CGK_GUARD_NONE, "a descendant of an exact entry" },
+			{ GLOB, CGK_GUARD_PROTECTED, "a glob" },
+			{ GLOB_CHILD, CGK_GUARD_NONE, "below a glob ('*' does not cross '/')" },
+			{ TRAIL, CGK_GUARD_PROTECTED, "an entry with trailing blanks" },
+			{ CR, CGK_GUARD_PROTECTED, "an entry ending in CR LF" },
+			{ OTHER, CGK_GUARD_NONE, "a commented-out entry" },
+		};
+
+		for (size_t c = 0; c < sizeof(entries) / sizeof(entries[0]); c++) {
+			cgk_report *rep = NULL;
+			const char *d = dirs[entries[c].i];
+			int r = kill_list(d, CGK_DRY_RUN, file, &rep);
+
+			is_int(cgk_report_refused(rep), entries[c].want, "protect (option): %s: %s", entries[c].what,
+			       entries[c].want ? "refused" : "allowed");
+			if (entries[c].want)
+				is_int(r, -EPERM, "protect: ... with EPERM");
+			rep = cgk_report_free(rep);
+		}
+	}
+
+	/* A cgroup that contains a protected one is protected too. */
+	{
+		cgk_report *rep = NULL;
+		int r = kill_list(s.target, CGK_DRY_RUN, file, &rep);
+
+		ok(r == -EPERM && cgk_report_refused(rep) == CGK_GUARD_PROTECTED,
+		   "protect: an ancestor of a protected cgroup is refused (%s)", cgk_report_message(rep));
+		rep = cgk_report_free(rep);
+		r = kill_list(s.parent, CGK_DRY_RUN, file, &rep);
+		ok(r == -EPERM && cgk_report_refused(rep) == CGK_GUARD_PROTECTED,
+		   "protect: ... and its parent");
+		rep = cgk_report_free(rep);
+	}
+
+	/* Through the command: the option and the variable; -f overrides. */
+	{
+		char opt[128];
+		struct cmd_opts env = { .env = { NULL } };
+		struct cmd cli;
+
+		snprintf(opt, sizeof(opt), "CGKILL_PROTECTED=%s", file);
+		env.env[0] = opt;
+		cmd_run(&cli, CMD_MS, "--protected", file, dirs[EXACT], NULL);
+		is_int(cli.status, 4, "protect: cgkill --protected FILE on a protected cgroup exits 4");
+		ok(strstr(cli.err, "protected") != NULL, "protect: it says why: %.*s",
+		   (int)strcspn(cli.err, "\n"), cli.err);
+		cmd_free(&cli);
+		cmd_run_opts(&cli, &env, CMD_MS, dirs[GLOB], NULL);
+		is_int(cli.status, 4, "protect: CGKILL_PROTECTED=FILE: exits 4 on a glob match");
+		cmd_free(&cli);
+		ok(sb_alive(pids[EXACT]) && sb_alive(pids[GLOB]), "protect: the protected sleepers are alive");
+		cmd_run_opts(&cli, &env, CMD_MS, dirs[EXACT_CHILD], NULL);
+		is_int(cli.status, 0, "protect: a descendant of a protected cgroup is killed (exit 0)");
+		cmd_free(&cli);
+		ok(sb_killed_by(pids[EXACT_CHILD], SIGKILL, 3000), "protect: ... its sleeper died");
+		ok(sb_alive(pids[EXACT]), "protect: ... and the protected parent's sleeper is alive");
+		cmd_run_opts(&cli, &env, CMD_MS, "-f", dirs[GLOB], NULL);
+		is_int(cli.status, 0, "protect: -f overrides the list (exit 0)");
+		cmd_free(&cli);
+		ok(sb_killed_by(pids[GLOB], SIGKILL, 3000), "protect: ... the sleeper died");
+		cmd_run(&cli, CMD_MS, "--protected", "/nonexistent/cgkill-list", dirs[OTHER], NULL);
+		is_int(cli.status, 1, "protect: a --protected file that is missing is an error (exit 1)");
+		cmd_free(&cli);
+		ok(sb_alive(pids[OTHER]), "protect: ... and nothing was signalled");
+	}
+	unlink(file);
+out:
+	for (int i = 0; i < N_NAMES; i++)
+		free(dirs[i]);
+	scene_end(&s);
+}
+
+/* ---- a protected cgroup protects its ancestors ---- */
+
+static void test_protect_ancestors(void)
+{
+	struct scene s;
+	char file[] = "/tmp/cgkill-protected.XXXXXX", glob[4400], text[4500];
+	char *keep = NULL;
+	pid_t pk = -1, pt = -1;
+	bool written = false;
+
+	if (!scene_start(&s, box, "protect"))
+		goto out;
+	keep = sb_mkdir(s.target, "a/keep");
+	pk = keep ? sb_sleeper(keep) : -1;
+	pt = sb_sleeper(s.target);
+	snprintf(glob, sizeof(glob), "%s/a/keep", sb_rel_v2(s.target));
+	snprintf(text, sizeof(text), "# review\n%s\n", glob);
+	written = sb_temp_file(file, text, strlen(text));
+	if (!ok(pk > 0 && pt > 0 && written,
+		"protect: T/a/keep and T with a sleeper each, a list file"))
+		goto out;
+
+	{
+		cgk_report *rep = NULL;
+		int r = kill_list(s.target, 0, file, &rep);
+
+		ok(r == -EPERM && cgk_report_refused(rep) == CGK_GUARD_PROTECTED &&
+		   strstr(cgk_report_message(rep), glob),
+		   "protect: cgk_kill of the parent of a protected cgroup is refused, naming the glob (%s)",
+		   cgk_report_message(rep));
+		rep = cgk_report_free(rep);
+		r = kill_list(s.parent, CGK_DRY_RUN, file, &rep);
+		ok(r == -EPERM && cgk_report_refused(rep) == CGK_GUARD_PROTECTED,
+		   "protect: a dry run two levels up is refused too");
+		rep = cgk_report_free(rep);
+	}
+	{
+		struct cmd cli;
+
+		cmd_run(&cli, CMD_MS, "--protected", file, s.target, NULL);
+		is_int(cli.status, 4, "protect: cgkill --protected FILE on the parent exits 4");
+		ok(strstr(cli.err, glob) != NULL, "protect: the message names the glob: %.*s",
+		   (int)strcspn(cli.err, "\n"), cli.err);
+		cmd_free(&cli);
+		ok(sb_alive(pk) && sb_alive(pt), "protect: both sleepers are alive");
+		cmd_run(&cli, CMD_MS, "-f", "--protected", file, s.target, NULL);
+		is_int(cli.status, 0, "protect: with -f it proceeds (exit 0)");
+		cmd_free(&cli);
+		ok(sb_killed_by(pk, SIGKILL, 3000) && sb_killed_by(pt, SIGKILL, 3000),
+		   "protect: ... and both sleepers died of KILL");
+	}
+out:
+	if (written)
+		unlink(file);
+	free(keep);
+	scene_end(&s);
+}
+
 int main(void)
 {
-	sb_init(600);
-	sb_require_root();
-	no_plan();
-	if (!sb_mount(SB_V2))
-		skip_all("no cgroup v2 mount");
-	box = sb_create(SB_V2);
-	if (!box)
-		bail_out("cannot create a sandbox: %s", strerror(errno));
-	boxrel = box + strlen(sb_mount(SB_V2));
-	note("sandbox %s", box);
+	box = sb_start(600);
+	boxrel = sb_rel_v2(box);
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		run_case(&cases[i]);
 	test_outside_ns();
 	test_locale();
+	test_list_format();
+	test_protect_ancestors();
 
-	ok(sb_destroy(box) == 0, "sandbox removed");
-	free(box);
-	return done_testing();
+	return sb_finish(box);
 }

@@ -15,8 +15,12 @@
 #include <sys/wait.h>
 
 #include "cgkill.h"
-#include "sandbox.h"
-#include "tap.h"
+#include "support/cgfile.h"
+#include "support/kill.h"
+#include "support/sandbox.h"
+#include "support/scene.h"
+#include "support/spawn.h"
+#include "support/tap.h"
 
 #define DEADLINE_MS 10000	/* for the tree to empty, after the kill */
 #define BOMB_PIDS_MAX 300
@@ -49,24 +53,20 @@ static bool not_implemented(int r)
 	return r == -EOPNOTSUPP || r == -ENOSYS;
 }
 
-static int kill_target(struct ctx *c, const char *target, struct cgk_report *rep)
+static int kill_target(struct ctx *c, const char *target, cgk_report **rep)
 {
-	struct cgk_options o = CGK_OPTIONS_INIT;
-	int r;
+	int r = kill_opts(target, c->row->backend, SIGKILL, 0, DEADLINE_MS, NULL, rep);
 
-	o.backend = c->row->backend;
-	o.wait_ms = DEADLINE_MS;
-	r = cgk_kill(target, &o, rep);
 	if (r < 0) {
 		char state[64] = "";
 
 		diag("%s: cgk_kill(%s) = %d (%s): %s", c->name, target, r,
-		     strerrorname_np(-r) ?: "?", rep->message);
-		for (size_t i = 0; i < rep->survivors.n && i < 10; i++) {
-			const struct cgk_process *p = &rep->survivors.v[i];
+		     strerrorname_np(-r) ?: "?", cgk_report_message(*rep));
+		for (size_t i = 0; i < cgk_report_n_processes(*rep, CGK_LIST_SURVIVORS) && i < 10; i++) {
+			const cgk_process *p = cgk_report_process(*rep, CGK_LIST_SURVIVORS, i);
 
-			diag("  survivor %d state %c in '%s' (%s)", (int)p->pid, p->state, p->cgroup,
-			     p->comm);
+			diag("  survivor %d state %c in '%s' (%s)", (int)cgk_process_pid(p),
+			     cgk_process_state(p), cgk_process_cgroup(p), cgk_process_comm(p));
 		}
 		if (sb_read(target, "freezer.state", state, sizeof(state)) > 0 ||
 		    sb_read(target, "cgroup.events", state, sizeof(state)) > 0)
@@ -89,15 +89,15 @@ static bool thawed(const char *dir)
 
 /* The checks every kill must pass; returns true if all did. */
 static bool check_killed(struct ctx *c, const char *scenario, const char *target,
-			 int r, const struct cgk_report *rep)
+			 int r, const cgk_report *rep)
 {
 	bool good = true;
 
 	good &= is_int(r, 0, "%s %s: cgk_kill returns 0", c->name, scenario);
-	good &= ok(rep->emptied, "%s %s: report says emptied (%llu ms)", c->name, scenario,
-		   (unsigned long long)rep->empty_ms);
-	good &= is_int(rep->backend, c->row->backend, "%s %s: report names the forced backend",
-		       c->name, scenario);
+	good &= ok(cgk_report_emptied(rep), "%s %s: report says emptied (%llu ms)", c->name,
+		   scenario, (unsigned long long)cgk_report_empty_ms(rep));
+	good &= is_int(cgk_report_backend(rep), c->row->backend,
+		       "%s %s: report names the forced backend", c->name, scenario);
 	good &= is_int(sb_wait_empty(target, DEADLINE_MS), 0,
 		       "%s %s: the subtree is empty (own check, populated 0 / empty lists)",
 		       c->name, scenario);
@@ -105,139 +105,58 @@ static bool check_killed(struct ctx *c, const char *scenario, const char *target
 	return good;
 }
 
-/* How many of pids[] were reaped as killed by SIGKILL. */
-static unsigned count_killed(const pid_t *pids, unsigned n)
-{
-	unsigned k = 0;
-
-	for (unsigned i = 0; i < n; i++) {
-		int st = sb_wait_reaped(pids[i], 5000);
-
-		if (st >= 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
-			k++;
-		else {
-			char path[64], line[512] = "";
-			FILE *f;
-
-			snprintf(path, sizeof(path), "/proc/%d/stat", pids[i]);
-			if ((f = fopen(path, "r"))) {
-				if (!fgets(line, sizeof(line), f))
-					line[0] = 0;
-				fclose(f);
-			}
-			diag("pid %d: stat %s", pids[i], line);
-			snprintf(path, sizeof(path), "/proc/%d/cgroup", pids[i]);
-			if ((f = fopen(path, "r"))) {
-				while (fgets(line, sizeof(line), f))
-					diag("  %s", line);
-				fclose(f);
-			}
-			diag("pid %d: wait status %d (signal %d, exit %d)", pids[i], st,
-			     st >= 0 && WIFSIGNALED(st) ? WTERMSIG(st) : 0,
-			     st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-		}
-	}
-	return k;
-}
-
-struct scene {
-	char *parent, *target, *sibling;
-	struct sb_sentinels sent;
-};
-
-/* <box>/<name>/{T,S}: parent with a sentinel, target, sibling with one. */
-static bool scene_start(struct ctx *c, struct scene *s, const char *name)
-{
-	char rel[128];
-	int r;
-
-	memset(s, 0, sizeof(*s));
-	s->parent = sb_mkdir(c->box, name);
-	snprintf(rel, sizeof(rel), "%s/T", name);
-	s->target = sb_mkdir(c->box, rel);
-	snprintf(rel, sizeof(rel), "%s/S", name);
-	s->sibling = sb_mkdir(c->box, rel);
-	if (!s->parent || !s->target || !s->sibling) {
-		ok(false, "%s %s: create the cgroups: %m", c->name, name);
-		return false;
-	}
-	r = sb_sentinels_start(&s->sent, s->parent, s->sibling);
-	if (r < 0) {
-		ok(false, "%s %s: start the sentinels: %s", c->name, name, strerror(-r));
-		return false;
-	}
-	return true;
-}
-
-static void scene_end(struct ctx *c, struct scene *s, const char *name)
-{
-	if (s->sent.n)
-		sb_sentinels_check(&s->sent, name);
-	if (s->parent) {
-		int r = sb_destroy(s->parent);
-
-		if (r < 0)
-			diag("%s %s: cleanup of %s failed: %s", c->name, name, s->parent,
-			     strerror(-r));
-	}
-	sb_reap();
-	free(s->parent);
-	free(s->target);
-	free(s->sibling);
-}
-
 /* One process, one kill: tells whether the backend exists at all. */
 static void scenario_probe(struct ctx *c)
 {
-	struct cgk_report rep;
+	cgk_report *rep = NULL;
 	struct scene s;
 	pid_t pid;
 	int r;
 
-	if (!scene_start(c, &s, "probe"))
+	if (!scene_start(&s, c->box, "probe"))
 		goto out;
 	pid = sb_sleeper(s.target);
 	if (!ok(pid > 0, "%s probe: spawn a sleeper", c->name))
 		goto out;
 	r = kill_target(c, s.target, &rep);
-	if (not_implemented(r) && rep.refused == CGK_GUARD_NONE) {
+	if (not_implemented(r) && cgk_report_refused(rep) == CGK_GUARD_NONE) {
 		c->unsupported = true;
-		skip("%s: the backend is not implemented here: %s", c->name, rep.message);
-		cgk_report_free(&rep);
+		skip("%s: the backend is not implemented here: %s", c->name, cgk_report_message(rep));
+		rep = cgk_report_free(rep);
 		goto out;
 	}
-	check_killed(c, "probe", s.target, r, &rep);
+	check_killed(c, "probe", s.target, r, rep);
 	ok(sb_killed_by(pid, SIGKILL, 5000), "%s probe: the sleeper died of SIGKILL", c->name);
-	cgk_report_free(&rep);
+	rep = cgk_report_free(rep);
 out:
-	scene_end(c, &s, "probe");
+	scene_end(&s);
 }
 
 static void scenario_simple(struct ctx *c)
 {
 	enum { N = 100 };
-	struct cgk_report rep;
+	cgk_report *rep = NULL;
 	struct scene s;
 	pid_t pids[N];
 	int r;
 
-	if (!scene_start(c, &s, "simple"))
+	if (!scene_start(&s, c->box, "simple"))
 		goto out;
 	r = sb_spawn_n(N, SB_SLEEP, NULL, s.target, pids);
 	if (!is_int(r, 0, "%s simple: spawn %d sleepers", c->name, N))
 		goto out;
 	is_int(sb_count(s.target, false), N, "%s simple: %d processes in the target", c->name, N);
 	r = kill_target(c, s.target, &rep);
-	check_killed(c, "simple", s.target, r, &rep);
+	check_killed(c, "simple", s.target, r, rep);
 	if (c->row->backend != CGK_BACKEND_KERNEL)
-		is_int(rep.signalled, N, "%s simple: report counts %d signalled", c->name, N);
-	is_int(rep.cgroups, 1, "%s simple: report counts 1 cgroup", c->name);
-	is_int(count_killed(pids, N), N, "%s simple: all %d died of SIGKILL", c->name, N);
+		is_int(cgk_report_signalled(rep), N, "%s simple: report counts %d signalled", c->name, N);
+	is_int(cgk_report_cgroups(rep), 1, "%s simple: report counts 1 cgroup", c->name);
+	is_int(sb_count_killed(pids, N, SIGKILL, 5000), N, "%s simple: all %d died of SIGKILL", c->name, N);
 	note("%s simple: %d processes, signals %llu ms, empty after %llu ms", c->name, N,
-	     (unsigned long long)rep.signal_ms, (unsigned long long)rep.empty_ms);
-	cgk_report_free(&rep);
+	     (unsigned long long)cgk_report_signal_ms(rep), (unsigned long long)cgk_report_empty_ms(rep));
+	rep = cgk_report_free(rep);
 out:
-	scene_end(c, &s, "simple");
+	scene_end(&s);
 }
 
 /*
@@ -263,13 +182,13 @@ static void scenario_tree(struct ctx *c)
 	static const struct { const char *where; unsigned n; } procs[] = {
 		{ "B/C", 1 }, { "E/F/G/H", 1 }, { "K", 3 },
 	};
-	struct cgk_report rep;
+	cgk_report *rep = NULL;
 	struct scene s;
 	pid_t pids[5];
 	unsigned np = 0, empty = 0;
 	int r;
 
-	if (!scene_start(c, &s, "tree"))
+	if (!scene_start(&s, c->box, "tree"))
 		goto out;
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		char *d = sb_mkdir(s.target, dirs[i]);
@@ -288,7 +207,7 @@ static void scenario_tree(struct ctx *c)
 		np += procs[i].n;
 	}
 	r = kill_target(c, s.target, &rep);
-	check_killed(c, "tree", s.target, r, &rep);
+	check_killed(c, "tree", s.target, r, rep);
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		char *d = sb_path(s.target, all[i]);
 
@@ -296,38 +215,38 @@ static void scenario_tree(struct ctx *c)
 		free(d);
 	}
 	is_int(empty, 10, "%s tree: all 10 cgroups are empty", c->name);
-	is_int(rep.cgroups, 10, "%s tree: report counts 10 cgroups", c->name);
+	is_int(cgk_report_cgroups(rep), 10, "%s tree: report counts 10 cgroups", c->name);
 	if (c->row->backend != CGK_BACKEND_KERNEL)
-		is_int(rep.signalled, 5, "%s tree: report counts 5 signalled", c->name);
-	is_int(count_killed(pids, np), 5, "%s tree: all 5 died of SIGKILL", c->name);
-	cgk_report_free(&rep);
+		is_int(cgk_report_signalled(rep), 5, "%s tree: report counts 5 signalled", c->name);
+	is_int(sb_count_killed(pids, np, SIGKILL, 5000), 5, "%s tree: all 5 died of SIGKILL", c->name);
+	rep = cgk_report_free(rep);
 out:
-	scene_end(c, &s, "tree");
+	scene_end(&s);
 }
 
 /* Processes with several threads: whole thread groups die. */
 static void scenario_threads(struct ctx *c)
 {
 	enum { N = 5 };
-	struct cgk_report rep;
+	cgk_report *rep = NULL;
 	struct scene s;
 	pid_t pids[N];
 	int r;
 
-	if (!scene_start(c, &s, "threads"))
+	if (!scene_start(&s, c->box, "threads"))
 		goto out;
 	r = sb_spawn_n(N, SB_THREADS, NULL, s.target, pids);
 	if (!is_int(r, 0, "%s threads: spawn %d processes with 4 more threads each", c->name, N))
 		goto out;
 	r = kill_target(c, s.target, &rep);
-	check_killed(c, "threads", s.target, r, &rep);
+	check_killed(c, "threads", s.target, r, rep);
 	if (c->row->backend != CGK_BACKEND_KERNEL)
-		is_int(rep.signalled, N, "%s threads: report counts %d processes signalled",
+		is_int(cgk_report_signalled(rep), N, "%s threads: report counts %d processes signalled",
 		       c->name, N);
-	is_int(count_killed(pids, N), N, "%s threads: all %d died of SIGKILL", c->name, N);
-	cgk_report_free(&rep);
+	is_int(sb_count_killed(pids, N, SIGKILL, 5000), N, "%s threads: all %d died of SIGKILL", c->name, N);
+	rep = cgk_report_free(rep);
 out:
-	scene_end(c, &s, "threads");
+	scene_end(&s);
 }
 
 /*
@@ -365,11 +284,11 @@ static void scenario_forkbomb(struct ctx *c)
 {
 	struct scene s;
 
-	if (!scene_start(c, &s, "forkbomb"))
+	if (!scene_start(&s, c->box, "forkbomb"))
 		goto out;
 	for (unsigned round = 1; round <= BOMB_ROUNDS; round++) {
 		struct sb_proc bomb = { .what = SB_FORKBOMB };
-		struct cgk_report rep;
+		cgk_report *rep = NULL;
 		char rel[32], *target, *limiter = NULL, name[64];
 		const char *counted = NULL;
 		pid_t pid;
@@ -400,33 +319,30 @@ static void scenario_forkbomb(struct ctx *c)
 		if (r < 0)
 			diag("%s %s: the bomb reached only %d processes", c->name, name, n);
 		r = kill_target(c, target, &rep);
-		check_killed(c, name, target, r, &rep);
+		check_killed(c, name, target, r, rep);
 		if (limiter)
 			is_int(sb_wait_empty(limiter, DEADLINE_MS), 0,
 			       "%s %s: its pids limiter is empty too", c->name, name);
 		ok(sb_killed_by(pid, SIGKILL, 5000), "%s %s: the bomb's first process died of SIGKILL",
 		   c->name, name);
 		note("%s %s: %d processes, signalled %u, signals %llu ms, empty after %llu ms",
-		     c->name, name, n, rep.signalled, (unsigned long long)rep.signal_ms,
-		     (unsigned long long)rep.empty_ms);
+		     c->name, name, n, cgk_report_signalled(rep), (unsigned long long)cgk_report_signal_ms(rep),
+		     (unsigned long long)cgk_report_empty_ms(rep));
 		if (counted == target && c->row->backend == CGK_BACKEND_LOOP) {
 			char buf[32] = "";
 
 			sb_read(target, "pids.max", buf, sizeof(buf));
 			is_int(atoi(buf), BOMB_PIDS_MAX, "%s %s: pids.max restored", c->name, name);
 		}
-		cgk_report_free(&rep);
-		sb_destroy(target);
-		if (limiter)
-			sb_destroy(limiter);
+		rep = cgk_report_free(rep);
+		sb_discard(target);
+		sb_discard(limiter);
 		sb_reap();
-		free(target);
-		free(limiter);
 		if (r < 0)
 			break;
 	}
 out:
-	scene_end(c, &s, "forkbomb");
+	scene_end(&s);
 }
 
 /* Processes that move themselves between two cgroups of the target while
@@ -436,12 +352,12 @@ static void scenario_migrate(struct ctx *c)
 	enum { MIGRATORS = 3, SLEEPERS = 3, ROUNDS = 3 };
 	struct scene s;
 
-	if (!scene_start(c, &s, "migrate"))
+	if (!scene_start(&s, c->box, "migrate"))
 		goto out;
 	for (unsigned round = 1; round <= ROUNDS; round++) {
 		pid_t pids[MIGRATORS + SLEEPERS + 1];
 		char *m1, *m2, rel[32], name[64];
-		struct cgk_report rep;
+		cgk_report *rep = NULL;
 		unsigned np = 0;
 		int r;
 
@@ -477,17 +393,17 @@ static void scenario_migrate(struct ctx *c)
 		}
 		sb_sleep_ms(100);	/* let them race */
 		r = kill_target(c, s.target, &rep);
-		check_killed(c, name, s.target, r, &rep);
-		is_int(count_killed(pids, np), np, "%s %s: all %u died of SIGKILL, none escaped",
+		check_killed(c, name, s.target, r, rep);
+		is_int(sb_count_killed(pids, np, SIGKILL, 5000), np, "%s %s: all %u died of SIGKILL, none escaped",
 		       c->name, name, np);
-		cgk_report_free(&rep);
+		rep = cgk_report_free(rep);
 		free(m1);
 		free(m2);
 		if (r < 0)
 			break;
 	}
 out:
-	scene_end(c, &s, "migrate");
+	scene_end(&s);
 }
 
 static bool row_selected(const char *name)
@@ -541,3 +457,4 @@ int main(void)
 		run_row(&rows[i]);
 	return done_testing();
 }
+

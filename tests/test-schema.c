@@ -23,9 +23,16 @@
 #include <unistd.h>
 
 #include "cgkill.h"
-#include "cmd.h"
-#include "sandbox.h"
-#include "tap.h"
+#include "support/cgfile.h"
+#include "support/cmd.h"
+#include "support/internals.h"
+#include "support/json.h"
+#include "support/kill.h"
+#include "support/record.h"
+#include "support/sandbox.h"
+#include "support/scene.h"
+#include "support/spawn.h"
+#include "support/tap.h"
 
 #define CMD_MS 60000
 #define PYTHON "/usr/bin/python3"
@@ -71,19 +78,19 @@ static const char validator[] =
 
 /* Run the validator on a document (or "self"): its exit code (-1 if it
  * did not run), and what it said in res. */
-static int validate_file(const char *doc, struct sb_cmd *res)
+static int validate_file(const char *doc, struct cmd *res)
 {
 	const char *argv[] = { PYTHON, script, schema, doc, NULL };
 
-	if (sb_run(res, NULL, CMD_MS, argv) < 0)
-		return -1;
-	return res->exit_code;
+	cmd_free(res);
+	cmd_runv(res, &(struct cmd_opts){ .program = true }, CMD_MS, argv);
+	return res->status;
 }
 
 /* One test point: the schema accepts text (or, !valid, rejects it). */
 static bool check_doc(const char *text, bool valid, const char *what)
 {
-	static struct sb_cmd res;
+	static struct cmd res;
 	char path[] = "/tmp/cgkill-test-schema.XXXXXX";
 	size_t len = strlen(text);
 	int fd, rc;
@@ -126,7 +133,7 @@ static void errno_names(const struct cmd *c)
 
 static void test_schema_itself(void)
 {
-	static struct sb_cmd res;
+	static struct cmd res;
 	int rc;
 
 	if (!have_jsonschema) {
@@ -288,39 +295,37 @@ out:
  * a name, a process with no state, names of any bytes. */
 static void test_library(void)
 {
-	struct cgk_report a = { 0 };
-	const struct cgk_report *reps[1] = { &a };
-	struct cgk_process procs[2] = {
-		{ .pid = 0, .state = 0, .comm = "", .cgroup = "" },
-		{ .pid = 42, .state = 'D', .comm = "\x1b\xff\xc3\xa9\"\\", .cgroup = "a/\x9b b" },
-	};
+	struct cgk_report *a = cgk_report_new("/sys/fs/cgroup/x\x01");
+	const cgk_report *reps[1] = { a };
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 	struct cmd c = { .out = NULL };
 
-	snprintf(a.path, sizeof(a.path), "/sys/fs/cgroup/x\x01");
-	a.hierarchy = 1;
-	a.backend = CGK_BACKEND_LOOP;
-	a.fell_back_from = CGK_BACKEND_V1_FREEZE;
-	a.fallback_errno = EACCES;
-	a.n_signals = 2;
-	a.signals[0] = SIGTERM;
-	a.signals[1] = SIGRTMIN + 3;
-	a.backends[0] = CGK_BACKEND_V1_FREEZE;
-	a.backends[1] = CGK_BACKEND_LOOP;
-	a.waited = true;
-	a.error = -200;
-	a.survivors = (struct cgk_process_list){ 2, procs };
-	a.listed = (struct cgk_process_list){ 2, procs };
+	if (!a)
+		bail_out("out of memory");
+	a->hierarchy = 1;
+	a->fell_back_from = CGK_BACKEND_V1_FREEZE;
+	a->fallback_errno = EACCES;
+	cgk_report_add_signal(a, SIGTERM, CGK_BACKEND_V1_FREEZE);
+	cgk_report_add_signal(a, SIGRTMIN + 3, CGK_BACKEND_LOOP);
+	a->waited = true;
+	a->error = -200;
+	for (int l = CGK_LIST_LISTED; l <= CGK_LIST_SURVIVORS; l++) {
+		report_add_process(a, (enum cgk_list)l, 0, 0, "", 0, "");
+		report_add_process(a, (enum cgk_list)l, 42, 'D', "\x1b\xff\xc3\xa9\"\\", 6,
+				   "a/\x9b b");
+	}
 	if (!f || cgk_report_json(reps, 1, f) < 0) {
 		ok(false, "library: cgk_report_json to memory");
 		if (f)
 			fclose(f);
 		free(text);
+		cgk_report_free(a);
 		return;
 	}
 	fclose(f);
+	cgk_report_free(a);
 	validates(text, "a library report with a fallback, E200 and odd names");
 	c.out = text;
 	snprintf(c.line, sizeof(c.line), "cgk_report_json");
@@ -382,7 +387,7 @@ int main(void)
 {
 	const char *path = getenv("CGKILL_SCHEMA");
 	const char *argv[] = { PYTHON, "-c", "import jsonschema", NULL };
-	struct sb_cmd res;
+	struct cmd res;
 	int fd;
 
 	sb_init(300);
@@ -394,7 +399,9 @@ int main(void)
 	schema = path && *path ? path : "data/cgkill-report.schema.json";
 	if (access(schema, R_OK) < 0)
 		bail_out("cannot read the schema %s: %m", schema);
-	have_jsonschema = sb_run(&res, NULL, CMD_MS, argv) == 0 && res.exit_code == 0;
+	cmd_runv(&res, &(struct cmd_opts){ .program = true }, CMD_MS, argv);
+	have_jsonschema = res.status == 0;
+	cmd_free(&res);
 	snprintf(script, sizeof(script), "/tmp/cgkill-test-schema.%d.py", (int)getpid());
 	fd = open(script, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || write(fd, validator, strlen(validator)) != (ssize_t)strlen(validator))

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "tap.h"
+#include "support/tap.h"
 
 /* s with control characters shown as '?', for test names. */
 static const char *shown(const char *s)

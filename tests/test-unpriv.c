@@ -18,15 +18,19 @@
 #include <unistd.h>
 
 #include "cgkill.h"
-#include "internal.h"
-#include "sandbox.h"
-#include "secutil.h"
-#include "tap.h"
+#include "support/cgfile.h"
+#include "support/cmd.h"
+#include "support/json.h"
+#include "support/kill.h"
+#include "support/record.h"
+#include "support/sandbox.h"
+#include "support/scene.h"
+#include "support/spawn.h"
+#include "support/tap.h"
 
 #define NOBODY 65534
 
 static char *box;
-static struct sec_hits hits;
 
 static int drop_to(uid_t uid)
 {
@@ -38,37 +42,11 @@ static int drop_to(uid_t uid)
 /* A process in cgroup running as uid (0: root), recording signals. */
 static pid_t spawn_as(const char *cgroup, uid_t uid, bool record)
 {
-	int p[2], err = 0;
-	pid_t pid;
+	struct sb_proc p = { .cgroups = { cgroup }, .uid = uid, .record = REC_STRAY };
 
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
-	pid = sb_fork();
-	if (pid == 0) {
-		close(p[0]);
-		err = sb_join(cgroup);
-		if (err == 0 && uid)
-			err = drop_to(uid);
-		if (record)
-			sec_hit_arm(hits.wr);
-		if (write(p[1], &err, sizeof(err)) < 0 || err < 0)
-			_exit(2);
-		close(p[1]);
-		for (;;)
-			pause();
-	}
-	close(p[1]);
-	if (pid < 0 || read(p[0], &err, sizeof(err)) != sizeof(err))
-		err = pid < 0 ? -errno : -EIO;
-	close(p[0]);
-	if (err < 0) {
-		if (pid > 0) {
-			kill(pid, SIGKILL);
-			sb_wait_reaped(pid, 2000);
-		}
-		return err;
-	}
-	return pid;
+	if (!record)
+		memset(p.record, 0, sizeof(p.record));
+	return sb_spawn(&p);
 }
 
 /* chown the directory and the files a delegation hands over. */
@@ -110,36 +88,30 @@ static void unpriv_child(void *argp, void *outp)
 {
 	struct unpriv_arg *a = argp;
 	struct unpriv_out *o = outp;
-	struct cgk_options opts = CGK_OPTIONS_INIT;
-	struct cgk_report rep;
+	cgk_report *rep = NULL;
 	uint64_t t0;
 
 	o->drop = drop_to(NOBODY);
 	if (o->drop < 0)
 		return;
-	opts.backend = a->backend;
-	opts.signal = a->signal;
-	opts.wait_ms = a->wait_ms;
-	opts.protected_file = a->protected_file;
 	t0 = sb_now_ms();
-	o->r = cgk_kill(a->target, &opts, &rep);
+	o->r = kill_opts(a->target, a->backend, a->signal, 0, a->wait_ms, a->protected_file, &rep);
 	o->elapsed_ms = sb_now_ms() - t0;
-	o->backend = rep.backend;
-	o->fell_back_from = rep.fell_back_from;
-	o->fallback_errno = rep.fallback_errno;
-	o->signalled = rep.signalled;
-	o->not_permitted = rep.not_permitted;
-	o->survivors = (unsigned)rep.survivors.n;
-	o->emptied = rep.emptied;
-	for (size_t i = 0; i < rep.survivors.n; i++)
-		o->root_survivor |= rep.survivors.v[i].pid == a->root_pid;
-	snprintf(o->msg, sizeof(o->msg), "%.500s", rep.message);
-	cgk_report_free(&rep);
+	o->backend = cgk_report_backend(rep);
+	o->fell_back_from = cgk_report_fell_back_from(rep);
+	o->fallback_errno = cgk_report_fallback_errno(rep);
+	o->signalled = cgk_report_signalled(rep);
+	o->not_permitted = cgk_report_not_permitted(rep);
+	o->survivors = (unsigned)cgk_report_n_processes(rep, CGK_LIST_SURVIVORS);
+	o->emptied = cgk_report_emptied(rep);
+	o->root_survivor = rep_has_pid(rep, CGK_LIST_SURVIVORS, a->root_pid) > 0;
+	snprintf(o->msg, sizeof(o->msg), "%.500s", cgk_report_message(rep));
+	rep = cgk_report_free(rep);
 }
 
 static bool run_unpriv(struct unpriv_arg *a, struct unpriv_out *o, const char *what)
 {
-	int r = sec_child(unpriv_child, a, o, sizeof(*o), 60000, NULL);
+	int r = child_call(unpriv_child, a, o, sizeof(*o), 60000, NULL);
 
 	if (!is_int(r, 0, "%s: the uid %d child reports", what, NOBODY))
 		return false;
@@ -148,37 +120,22 @@ static bool run_unpriv(struct unpriv_arg *a, struct unpriv_out *o, const char *w
 	return true;
 }
 
-static unsigned count_killed(const pid_t *pids, unsigned n, int sig)
-{
-	unsigned k = 0;
-
-	for (unsigned i = 0; i < n; i++)
-		k += sb_killed_by(pids[i], sig, 3000);
-	return k;
-}
-
 int main(void)
 {
-	struct sec_scene s;
+	struct scene s;
 	char *own = NULL, *other = NULL, protfile[] = "/tmp/cgkill-prot.XXXXXX";
 	pid_t users[4], root_pid, canary, other_user, other_root;
 	struct unpriv_arg a;
 	struct unpriv_out o;
-	struct sec_cli *cli;
+	struct cmd cli;
 	uint64_t t0;
-	struct sec_cli_opts as_nobody = { .uid = NOBODY };
+	struct cmd_opts as_nobody = { .uid = NOBODY };
+	char buf[64] = "";
 	int fd;
 
-	sb_init(300);
-	sb_require_root();
-	no_plan();
-	if (!sb_mount(SB_V2))
-		skip_all("no cgroup v2 mount");
-	box = sb_create(SB_V2);
-	if (!box || sec_hits_open(&hits) < 0)
-		bail_out("cannot create a sandbox: %s", strerror(errno));
-	note("sandbox %s", box);
-	if (!sec_scene_start(&s, box, "deleg"))
+	box = sb_start(300);
+	rec_init();
+	if (!scene_start(&s, box, "deleg"))
 		goto out;
 
 	/* The delegated target T; a child u made by the user in it. */
@@ -223,30 +180,28 @@ int main(void)
 		ok(o.elapsed_ms < 1000, "lib: returns at once, not at the 1.5 s deadline (%llu ms)",
 		   (unsigned long long)o.elapsed_ms);
 	}
-	is_int(count_killed(users, 4, SIGKILL), 4, "lib: the user's 4 processes died");
+	is_int(sb_count_killed(users, 4, SIGKILL, 3000), 4, "lib: the user's 4 processes died");
 	ok(sb_alive(root_pid), "lib: the root process is alive");
 
 	/* 2. The command as the user, with a JSON report. */
 	for (int i = 0; i < 4; i++)
 		users[i] = spawn_as(i == 3 ? own : s.target, NOBODY, false);
 	t0 = sb_now_ms();
-	cli = sec_cli_run(&as_nobody, "-j", "--wait=1s", s.target, NULL);
+	cmd_run_opts(&cli, &as_nobody, CMD_MS, "-j", "--wait=1s", s.target, NULL);
 	t0 = sb_now_ms() - t0;
-	if (cli) {
-		char buf[64] = "";
-
-		is_int(cli->status, 1, "cli: cgkill as uid %d exits 1 (a process it may not signal)", NOBODY);
-		ok(strstr(cli->out, "\"EPERM\"") != NULL, "cli: the JSON error names EPERM");
-		ok(t0 < 1000, "cli: it ends at once, not at the 1 s wait (%llu ms)", (unsigned long long)t0);
-		ok(sec_json_str(cli->out, "fell_back_from", buf, sizeof(buf)) && !strcmp(buf, "kernel"),
-		   "cli: JSON fell_back_from = kernel (%s)", buf);
-		ok(sec_json_str(cli->out, "errno", buf, sizeof(buf)) && !strcmp(buf, "EACCES"),
-		   "cli: JSON fallback_error = EACCES (%s)", buf);
-		is_int(sec_json_num(cli->out, "not_permitted"), 1, "cli: JSON not_permitted = 1");
-		is_int(sec_json_num(cli->out, "signalled"), 4, "cli: JSON signalled = 4");
-		free(cli);
-	}
-	is_int(count_killed(users, 4, SIGKILL), 4, "cli: the user's 4 processes died");
+	is_int(cli.status, 1, "cli: cgkill as uid %d exits 1 (a process it may not signal)", NOBODY);
+	ok(strstr(cli.out, "\"EPERM\"") != NULL, "cli: the JSON error names EPERM");
+	ok(t0 < 1000, "cli: it ends at once, not at the 1 s wait (%llu ms)", (unsigned long long)t0);
+	ok(!strcmp(json_str(cli.out, "d['targets'][0]['fell_back_from']", buf, sizeof(buf)), "kernel"),
+	   "cli: JSON fell_back_from = kernel (%s)", buf);
+	ok(!strcmp(json_str(cli.out, "d['targets'][0]['fallback_error']['errno']", buf, sizeof(buf)),
+		   "EACCES"),
+	   "cli: JSON fallback_error = EACCES (%s)", buf);
+	is_int(json_num(cli.out, "d['targets'][0]['not_permitted']"), 1,
+	       "cli: JSON not_permitted = 1");
+	is_int(json_num(cli.out, "d['targets'][0]['signalled']"), 4, "cli: JSON signalled = 4");
+	cmd_free(&cli);
+	is_int(sb_count_killed(users, 4, SIGKILL, 3000), 4, "cli: the user's 4 processes died");
 
 	/* 3. Another signal, and no wait: not retried forever, returns. */
 	for (int i = 0; i < 4; i++)
@@ -258,31 +213,25 @@ int main(void)
 		is_int(o.not_permitted, 1, "usr1: 1 not permitted");
 		ok(o.elapsed_ms < 3000, "usr1: returns at once (%llu ms)", (unsigned long long)o.elapsed_ms);
 	}
-	is_int(count_killed(users, 4, SIGUSR1), 4, "usr1: the user's 4 processes died of USR1");
+	is_int(sb_count_killed(users, 4, SIGUSR1, 3000), 4, "usr1: the user's 4 processes died of USR1");
 
 	/* 4. The kernel backend forced: refused with a clear error. */
 	users[0] = spawn_as(s.target, NOBODY, false);
-	cli = sec_cli_run(&as_nobody, "-b", "kernel", s.target, NULL);
-	if (cli) {
-		is_int(cli->status, 1, "kernel: cgkill -b kernel as uid %d exits 1", NOBODY);
-		ok(strstr(cli->err, "cgroup.kill") && strstr(cli->err, "EACCES"),
-		   "kernel: it says cgroup.kill was refused: %.*s", (int)strcspn(cli->err, "\n"), cli->err);
-		free(cli);
-	}
+	cmd_run_opts(&cli, &as_nobody, CMD_MS, "-b", "kernel", s.target, NULL);
+	is_int(cli.status, 1, "kernel: cgkill -b kernel as uid %d exits 1", NOBODY);
+	ok(strstr(cli.err, "cgroup.kill") && strstr(cli.err, "EACCES"),
+	   "kernel: it says cgroup.kill was refused: %.*s", (int)strcspn(cli.err, "\n"), cli.err);
+	cmd_free(&cli);
 	ok(sb_alive(users[0]), "kernel: nothing signalled");
 
 	/* 5. The user's own child cgroup: its cgroup.kill is the user's. */
 	users[1] = spawn_as(own, NOBODY, false);
-	cli = sec_cli_run(&as_nobody, "-j", own, NULL);
-	if (cli) {
-		char buf[64] = "";
-
-		is_int(cli->status, 0, "own child: cgkill as uid %d exits 0", NOBODY);
-		ok(sec_json_str(cli->out, "backend", buf, sizeof(buf)) && !strcmp(buf, "kernel"),
-		   "own child: the kernel backend did it (%s)", buf);
-		is_int(sec_json_num(cli->out, "fell_back_from"), -1, "own child: no fallback");
-		free(cli);
-	}
+	cmd_run_opts(&cli, &as_nobody, CMD_MS, "-j", own, NULL);
+	is_int(cli.status, 0, "own child: cgkill as uid %d exits 0", NOBODY);
+	ok(!strcmp(json_str(cli.out, "d['targets'][0]['backend']", buf, sizeof(buf)), "kernel"),
+	   "own child: the kernel backend did it (%s)", buf);
+	is_int(json_num(cli.out, "d['targets'][0]['fell_back_from']"), -1, "own child: no fallback");
+	cmd_free(&cli);
 	ok(sb_killed_by(users[1], SIGKILL, 3000), "own child: the process died");
 	ok(sb_alive(users[0]), "own child: the process in the parent target is alive");
 	kill(users[0], SIGKILL);
@@ -321,12 +270,11 @@ int main(void)
 	}
 
 	ok(sb_alive(canary), "the user's recorder in the sibling is alive");
-	is_int(sec_hits_take(&hits, NULL), 0, "no signal reached the user's recorder outside the target");
+	is_int(rec_take(NULL), 0, "no signal reached the user's recorder outside the target");
 out:
 	free(own);
 	free(other);
-	sec_scene_end(&s);
-	ok(sb_destroy(box) == 0, "sandbox removed");
-	free(box);
-	return done_testing();
+	scene_end(&s);
+	return sb_finish(box);
 }
+

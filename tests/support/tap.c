@@ -110,19 +110,30 @@ void note(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The message of the variadic function this is used in, into buf. */
+#define FORMAT(buf, fmt)                                                      \
+	do {                                                                  \
+		va_list ap_;                                                  \
+		va_start(ap_, fmt);                                           \
+		vsnprintf(buf, sizeof(buf), fmt, ap_);                        \
+		va_end(ap_);                                                  \
+	} while (0)
+
+/* A skip under CGKILL_TEST_NO_SKIP=1: test point n fails. */
+static void skip_fails(int n, const char *why)
+{
+	tap_fails++;
+	printf("not ok %d - skipped, but CGKILL_TEST_NO_SKIP=1: %s\n", n, why);
+}
+
 void skip(const char *fmt, ...)
 {
 	char buf[1024];
-	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
+	FORMAT(buf, fmt);
 	tap_run++;
 	if (tap_no_skip()) {
-		tap_fails++;
-		printf("not ok %d - skipped, but CGKILL_TEST_NO_SKIP=1: %s\n",
-		       tap_run, buf);
+		skip_fails(tap_run, buf);
 	} else {
 		printf("ok %d # skip %s\n", tap_run, buf);
 	}
@@ -132,16 +143,12 @@ void skip(const char *fmt, ...)
 void skip_all(const char *fmt, ...)
 {
 	char buf[1024];
-	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
+	FORMAT(buf, fmt);
 	if (tap_no_skip()) {
 		if (tap_planned == -1 || tap_planned == -2)
 			printf("1..%d\n", tap_run + 1);
-		printf("not ok %d - skipped, but CGKILL_TEST_NO_SKIP=1: %s\n",
-		       tap_run + 1, buf);
+		skip_fails(tap_run + 1, buf);
 		fflush(stdout);
 		exit(1);
 	}
@@ -156,11 +163,8 @@ void skip_all(const char *fmt, ...)
 void bail_out(const char *fmt, ...)
 {
 	char buf[1024];
-	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
+	FORMAT(buf, fmt);
 	printf("Bail out! %s\n", buf);
 	fflush(stdout);
 	exit(255);
