@@ -30,27 +30,35 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-/* Storm limit: may the rule act now? Records the action if so. */
-static bool storm_ok(struct rule *r, uint64_t t)
+/* Storm limit: may the rule act now? Records the action if so; if not,
+ * *until is when it may again. */
+static bool storm_ok(struct rule *r, uint64_t t, uint64_t *until)
 {
 	unsigned n = 0;
+	uint64_t oldest = UINT64_MAX;
 
 	if (!r->max_per_minute)
 		return true;
 	for (unsigned i = 0; i < r->nstorm; i++)
-		n += r->storm[i] + 60000 > t;
-	if (n >= r->max_per_minute)
+		if (r->storm[i] + 60000 > t) {
+			n++;
+			if (r->storm[i] < oldest)
+				oldest = r->storm[i];
+		}
+	if (n >= r->max_per_minute) {
+		*until = oldest + 60000;
 		return false;
+	}
 	if (r->nstorm < STORM_SLOTS) {
 		r->storm[r->nstorm++] = t;
 	} else {
 		/* replace the oldest */
-		unsigned oldest = 0;
+		unsigned slot = 0;
 
 		for (unsigned i = 1; i < STORM_SLOTS; i++)
-			if (r->storm[i] < r->storm[oldest])
-				oldest = i;
-		r->storm[oldest] = t;
+			if (r->storm[i] < r->storm[slot])
+				slot = i;
+		r->storm[slot] = t;
 	}
 	return true;
 }
@@ -75,7 +83,7 @@ static int freeze(const char *path, char *how, size_t size)
 void act(struct cg *c, const char *trigger, const char *json_values, const char *text)
 {
 	struct rule *r = c->rule;
-	uint64_t t = now_ms();
+	uint64_t t = now_ms(), until = 0;
 	bool dry = D.global_dry_run || D.cfg.dry_run || r->dry_run;
 	char path[4096], how[4300] = "", *doc = NULL, *line = NULL;
 	size_t doclen = 0, linelen = 0;
@@ -93,11 +101,13 @@ void act(struct cg *c, const char *trigger, const char *json_values, const char 
 			D.v2, c->rel, text);
 		return;
 	}
-	if (!storm_ok(r, t)) {
+	if (!storm_ok(r, t, &until)) {
 		r->suppressed++;
+		/* one line, then quiet until the limit allows an action */
+		c->holdoff_until = until;
 		log_msg(LOG_PRI_WARNING,
-			"rule %s: %s/%s: %s; not acted on: the storm limit of %u action(s) a minute is reached",
-			r->name, D.v2, c->rel, text, r->max_per_minute);
+			"rule %s: %s/%s: %s; not acted on: the storm limit of %u action(s) a minute is reached (events from this cgroup ignored for %llums)",
+			r->name, D.v2, c->rel, text, r->max_per_minute, (unsigned long long)(until - t));
 		return;
 	}
 	r->actions++;
@@ -134,7 +144,7 @@ void act(struct cg *c, const char *trigger, const char *json_values, const char 
 		const char *sig = cgk_signal_name(r->sig, buf, sizeof(buf)) ?: "?";
 
 		log_msg(ret < 0 ? LOG_PRI_ERR : LOG_PRI_WARNING,
-			"rule %s: %s: %s; %s%s%s: %s%s%s (%u process(es) %s, %u cgroup(s), signal %llums, empty %llums%s)",
+			"rule %s: %s: %s; %s%s%s%s: %s%s (%u process(es) %s, %u cgroup(s), signal %llums, empty %llums)",
 			r->name, path, text, dry ? "dry run, would " : "", action_name(r->action),
 			r->action == ACT_KILL ? " with " : "", r->action == ACT_KILL ? sig : "",
 			ret < 0 ? "failed: " : "done",
@@ -144,8 +154,7 @@ void act(struct cg *c, const char *trigger, const char *json_values, const char 
 			    : 0,
 			flags & CGK_DRY_RUN ? "listed" : "signalled", rep ? cgk_report_cgroups(rep) : 0,
 			rep ? (unsigned long long)cgk_report_signal_ms(rep) : 0ULL,
-			rep ? (unsigned long long)cgk_report_empty_ms(rep) : 0ULL,
-			*how ? "; " : "");
+			rep ? (unsigned long long)cgk_report_empty_ms(rep) : 0ULL);
 		if (*how)
 			log_msg(LOG_PRI_WARNING, "rule %s: %s: %s", r->name, path, how);
 	}

@@ -130,7 +130,7 @@ enum src_type {
 	SRC_MEM,	/* v2 memory.events, EPOLLPRI */
 	SRC_MEM_V1,	/* v1 oom eventfd */
 	SRC_MEM_RECHECK,	/* timerfd while an OOM notification waits for its count */
-	SRC_POPULATED,	/* v2 cgroup.events, for the v1 pids poll */
+	SRC_POPULATED,	/* v2 cgroup.events: the v1 pids poll, late v1 counterparts */
 };
 
 struct src {
@@ -200,14 +200,19 @@ void watch_stop(void);		/* all watches and cgroups */
 void watch_inotify_event(void);
 void watch_reap(void);		/* free cgroups marked dead */
 void watch_dump(void);
+void watch_populated_event(struct cg *c);
 
-void pids_arm(struct cg *c);
+/* The v1 cgroup of c in the hierarchy mounted at mount (NULL: none), for
+ * controller: the same path if it exists, else that of a member process
+ * (/proc/PID/cgroup); malloc'ed, NULL if none. */
+char *v1_counterpart(struct cg *c, const char *mount, const char *controller);
+bool pids_arm(struct cg *c, bool quiet);
 void pids_event(struct cg *c);
 void pids_populated_event(struct cg *c);
 void pids_poll_tick(void);
 void pids_disarm(struct cg *c);
 
-void memory_arm(struct cg *c);
+bool memory_arm(struct cg *c, bool quiet);
 void memory_event(struct cg *c, enum src_type type);
 void memory_disarm(struct cg *c);
 

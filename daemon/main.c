@@ -457,7 +457,7 @@ int main(int argc, char **argv)
 				pids_event(s->cg);
 				break;
 			case SRC_POPULATED:
-				pids_populated_event(s->cg);
+				watch_populated_event(s->cg);
 				break;
 			case SRC_MEM:
 			case SRC_MEM_V1:

@@ -109,15 +109,16 @@ static int open_at(const char *base, const char *rel, const char *name, int flag
 {
 	char path[4096];
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s/%s", base, rel, name) >= sizeof(path))
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s%s%s", base, rel, *rel ? "/" : "", name) >=
+	    sizeof(path))
 		return -1;
 	return open(path, flags | O_CLOEXEC);
 }
 
-void memory_arm(struct cg *c)
+bool memory_arm(struct cg *c, bool quiet)
 {
 	int fd = open_at(D.v2, c->rel, "memory.events", O_RDONLY | O_NONBLOCK), ctl;
-	char line[64];
+	char line[64], *v1;
 	uint64_t v = 0;
 
 	c->mem.type = SRC_MEM;
@@ -129,36 +130,38 @@ void memory_arm(struct cg *c)
 		c->oom_base = v;
 		if (epoll_add(&c->mem, EPOLLPRI) < 0)
 			src_close(&c->mem);
-		return;
+		return true;
 	}
-	if (!D.v1_memory) {
-		log_msg(LOG_PRI_NOTICE, "rule %s: %s/%s has no memory.events (memory controller not enabled there)",
-			c->rule->name, D.v2, c->rel);
-		return;
-	}
-	fd = open_at(D.v1_memory, c->rel, "memory.oom_control", O_RDONLY);
+	v1 = v1_counterpart(c, D.v1_memory, "memory");
+	fd = v1 ? open_at(v1, "", "memory.oom_control", O_RDONLY) : -1;
 	if (fd < 0) {
-		log_msg(LOG_PRI_NOTICE,
-			"rule %s: %s/%s has no memory.events, and no v1 counterpart %s/%s: oom-kill not armed",
-			c->rule->name, D.v2, c->rel, D.v1_memory, c->rel);
-		return;
+		if (!quiet)
+			log_msg(LOG_PRI_NOTICE,
+				"rule %s: %s/%s has no memory.events (v2) and no v1 memory counterpart yet: oom-kill armed once there is one",
+				c->rule->name, D.v2, c->rel);
+		free(v1);
+		return false;
 	}
 	c->mem.fd = fd;
 	c->mem_v1 = true;
 	read_oom_kills(c, &v);
 	c->oom_base = v;
 	c->efd.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	ctl = open_at(D.v1_memory, c->rel, "cgroup.event_control", O_WRONLY);
+	ctl = open_at(v1, "", "cgroup.event_control", O_WRONLY);
 	snprintf(line, sizeof(line), "%d %d", c->efd.fd, c->mem.fd);
 	if (c->efd.fd < 0 || ctl < 0 || write(ctl, line, strlen(line)) < 0 ||
 	    epoll_add(&c->efd, EPOLLIN) < 0) {
-		log_msg(LOG_PRI_WARNING, "rule %s: cannot register for OOM notifications in %s/%s: %s",
-			c->rule->name, D.v1_memory, c->rel, strerror(errno));
+		log_msg(LOG_PRI_WARNING, "rule %s: cannot register for OOM notifications in %s: %s",
+			c->rule->name, v1, strerror(errno));
 		src_close(&c->efd);
 		src_close(&c->mem);
+	} else {
+		log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: oom-kill on %s", c->rule->name, D.v2, c->rel, v1);
 	}
 	if (ctl >= 0)
 		close(ctl);
+	free(v1);
+	return c->mem.fd >= 0;
 }
 
 void memory_disarm(struct cg *c)

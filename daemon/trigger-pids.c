@@ -154,20 +154,11 @@ static void poll_update(void)
 	log_msg(LOG_PRI_DEBUG, "v1 pids poll %s", need ? "started" : "stopped");
 }
 
-static void read_populated(struct cg *c)
-{
-	char buf[256];
-	uint64_t v = 0;
-
-	if (read_at0(c->pop.fd, buf, sizeof(buf)) > 0 && kv_get(buf, "populated", &v))
-		c->populated = v != 0;
-	else
-		c->populated = false;
-}
-
+/* The v2 cgroup's populated state changed (watch.c read it). */
 void pids_populated_event(struct cg *c)
 {
-	read_populated(c);
+	if (c->pids.fd < 0)
+		return;
 	if (c->populated)
 		sample(c);
 	poll_update();
@@ -188,14 +179,18 @@ static int open_at(const char *base, const char *rel, const char *name)
 {
 	char path[4096];
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s/%s", base, rel, name) >= sizeof(path))
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s%s%s", base, rel, *rel ? "/" : "", name) >=
+	    sizeof(path))
 		return -1;
 	return open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 }
 
-void pids_arm(struct cg *c)
+/* Quietly: false if there is nothing to arm yet (watch.c tries again
+ * when the cgroup becomes populated). */
+bool pids_arm(struct cg *c, bool quiet)
 {
 	int fd = open_at(D.v2, c->rel, "pids.events");
+	char *v1;
 
 	c->pids.type = SRC_PIDS;
 	if (fd >= 0) {
@@ -205,47 +200,41 @@ void pids_arm(struct cg *c)
 			src_close(&c->pids);
 		else
 			sample(c);
-		return;
+		return true;
 	}
-	if (!D.v1_pids) {
-		log_msg(LOG_PRI_NOTICE, "rule %s: %s/%s has no pids.events (pids controller not enabled there)",
-			c->rule->name, D.v2, c->rel);
-		return;
-	}
-	fd = open_at(D.v1_pids, c->rel, "pids.events");
+	v1 = v1_counterpart(c, D.v1_pids, "pids");
+	fd = v1 ? open_at(v1, "", "pids.events") : -1;
 	if (fd < 0) {
-		log_msg(LOG_PRI_NOTICE,
-			"rule %s: %s/%s has no pids.events, and no v1 counterpart %s/%s: pids-max not armed",
-			c->rule->name, D.v2, c->rel, D.v1_pids, c->rel);
-		return;
+		if (!quiet)
+			log_msg(LOG_PRI_NOTICE,
+				"rule %s: %s/%s has no pids.events (v2) and no v1 pids counterpart yet: pids-max armed once there is one",
+				c->rule->name, D.v2, c->rel);
+		free(v1);
+		return false;
 	}
 	c->pids.fd = fd;
 	c->pids_v1 = true;
-	c->pop.type = SRC_POPULATED;
-	c->pop.fd = open_at(D.v2, c->rel, "cgroup.events");
-	if (c->pop.fd < 0 || epoll_add(&c->pop, EPOLLPRI) < 0) {
-		src_close(&c->pop);
-		src_close(&c->pids);
-		return;
-	}
 	if (!D.v1_poll_logged) {
 		log_msg(LOG_PRI_NOTICE,
 			"v1 pids.events gives no notification: reading it every %llums in the watched cgroups while they are populated",
 			(unsigned long long)D.cfg.poll_ms);
 		D.v1_poll_logged = true;
 	}
+	log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: pids-max on %s", c->rule->name, D.v2, c->rel, v1);
+	free(v1);
 	sample(c);
-	read_populated(c);
 	poll_update();
+	return true;
 }
 
 void pids_disarm(struct cg *c)
 {
-	bool was = c->pids_v1 && c->populated;
+	bool was = c->pids_v1 && c->populated && c->pids.fd >= 0;
 
 	src_close(&c->pids);
-	src_close(&c->pop);
-	c->populated = false;
-	if (was)
+	c->pids_v1 = false;
+	if (was) {
+		c->populated = false;	/* for poll_update(); watch.c closes cgroup.events */
 		poll_update();
+	}
 }

@@ -84,6 +84,88 @@ static char *full_path(const char *rel)
 	return s;
 }
 
+static int open_at_dir(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+		return -1;
+	return open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+}
+
+static void read_populated(struct cg *c)
+{
+	char buf[256];
+	uint64_t v = 0;
+
+	c->populated = c->pop.fd >= 0 && read_at0(c->pop.fd, buf, sizeof(buf)) > 0 &&
+		       kv_get(buf, "populated", &v) && v;
+}
+
+char *v1_counterpart(struct cg *c, const char *mount, const char *controller)
+{
+	char path[PATH_MAX], line[PATH_MAX + 64], *res = NULL;
+	size_t cl = strlen(controller);
+	long pid = 0;
+	FILE *f;
+
+	if (!mount)
+		return NULL;
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", mount, c->rel) >= sizeof(path))
+		return NULL;
+	if (access(path, F_OK) == 0)
+		return strdup(path);
+	/* else where a member of the v2 cgroup is in that hierarchy */
+	snprintf(path, sizeof(path), "%s/%s/cgroup.procs", D.v2, c->rel);
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f) && (pid = strtol(line, NULL, 10)) <= 0)
+		;
+	fclose(f);
+	if (pid <= 0)
+		return NULL;
+	snprintf(path, sizeof(path), "/proc/%ld/cgroup", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	while (!res && fgets(line, sizeof(line), f)) {
+		char *ctl = strchr(line, ':'), *rel = ctl ? strchr(ctl + 1, ':') : NULL;
+
+		if (!rel)
+			continue;
+		*rel++ = '\0';
+		rel[strcspn(rel, "\n")] = '\0';
+		for (char *p = ctl + 1; *p;) {
+			size_t n = strcspn(p, ",");
+
+			if (n == cl && !strncmp(p, controller, n)) {
+				/* the root of the hierarchy is nobody's counterpart */
+				if (strcmp(rel, "/") && asprintf(&res, "%s%s", mount, rel) < 0)
+					res = NULL;
+				break;
+			}
+			p += n + (p[n] == ',');
+		}
+	}
+	fclose(f);
+	return res;
+}
+
+void watch_populated_event(struct cg *c)
+{
+	read_populated(c);
+	if (c->populated) {
+		if ((c->rule->triggers & TRIG_PIDS_MAX) && c->pids.fd < 0 && pids_arm(c, true))
+			log_msg(LOG_PRI_INFO, "rule %s: %s/%s: pids-max armed (v1 counterpart found)",
+				c->rule->name, D.v2, c->rel);
+		if ((c->rule->triggers & TRIG_OOM_KILL) && c->mem.fd < 0 && memory_arm(c, true))
+			log_msg(LOG_PRI_INFO, "rule %s: %s/%s: oom-kill armed (v1 counterpart found)",
+				c->rule->name, D.v2, c->rel);
+	}
+	pids_populated_event(c);
+}
+
 static void add_cg(struct rule *r, const char *rel)
 {
 	struct hnode **slot = hash_find(r, rel), *h;
@@ -114,10 +196,23 @@ static void add_cg(struct rule *r, const char *rel)
 	c->next = D.cgs;
 	D.cgs = c;
 	D.ncgs++;
+	/* hybrid layouts: a v1 counterpart may come later than the v2
+	 * cgroup; it is looked for again whenever the cgroup becomes
+	 * populated, which cgroup.events notifies */
+	if (((r->triggers & TRIG_PIDS_MAX) && D.v1_pids) || ((r->triggers & TRIG_OOM_KILL) && D.v1_memory)) {
+		char *p = full_path(rel);
+
+		c->pop.type = SRC_POPULATED;
+		c->pop.fd = p ? open_at_dir(p, "cgroup.events") : -1;
+		free(p);
+		if (c->pop.fd >= 0 && epoll_add(&c->pop, EPOLLPRI) < 0)
+			src_close(&c->pop);
+		read_populated(c);
+	}
 	if (r->triggers & TRIG_PIDS_MAX)
-		pids_arm(c);
+		pids_arm(c, false);
 	if (r->triggers & TRIG_OOM_KILL)
-		memory_arm(c);
+		memory_arm(c, false);
 	log_msg(LOG_PRI_DEBUG, "rule %s: watching %s/%s", r->name, D.v2, rel);
 }
 
@@ -137,6 +232,7 @@ static void remove_cg(struct cg *c)
 	D.ncgs--;
 	pids_disarm(c);
 	memory_disarm(c);
+	src_close(&c->pop);
 	c->dead = true;
 	c->next = dead;
 	dead = c;

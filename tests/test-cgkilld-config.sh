@@ -1,0 +1,134 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# cgkilld's configuration: --check names file:line and what is wrong, and
+# exits non-zero on any error (drop-ins in FILE.d/*.conf too); rules whose
+# pattern could reach the root cgroup, cgkilld's own cgroup (or one above
+# it) or a protected cgroup are refused with the reason; and on SIGHUP a
+# bad file is refused while the old rules stay in force, a good one
+# replaces them. Only sandbox cgroups are created; the daemon's rules match
+# only below the sandbox's unique path.
+cd "${0%/*}/.." || exit 1
+. tests/tap.sh
+. tests/lib.sh
+. tests/cgkilld-lib.sh
+
+need_cgkilld
+kd_setup config
+mkcg own || bail_out "cannot create $v2/$box/own"
+mkcg jobs/a || bail_out "cannot create $v2/$box/jobs/a"
+mkcg keep || bail_out "cannot create $v2/$box/keep"
+
+c=$kd_tmp/c.conf
+
+# expect_error WHAT REGEX: --check on $c fails and says REGEX
+expect_error() {
+	local out rc
+	out=$("$CGKILLD" --check "$c" 2>&1)
+	rc=$?
+	[ $rc -ne 0 ] && grep -qE -- "$2" <<<"$out"
+	ok $? "--check refuses $1" || diag "exit $rc, output:" "$out"
+}
+
+printf '[Rule]\nName=ok\nMatch=%s/jobs/*\nTrigger=pids-max oom-kill\nEscalate=2s KILL\nSignal=TERM\n' "$box" >"$c"
+check "--check accepts a good rule" "$CGKILLD" --check "$c"
+
+printf '[Rule]\nName=x\nMatch=%s/jobs/*\nTrigger=pids-max\nBogus=1\n' "$box" >"$c"
+expect_error "an unknown key, naming file:line" "^<3>$c:5: unknown key Bogus"
+
+printf '# comment\n\n[Rule]\nName=x\nMatch=%s/jobs/*\nTrigger=forks\n' "$box" >"$c"
+expect_error "an unknown trigger" "$c:6: .*unknown trigger"
+
+printf '[Rule]\nName=x\nMatch=%s/jobs/*\nTrigger=pids-max\nPidsWindow=soon\nSignal=NOPE\n' "$box" >"$c"
+expect_error "a bad time span" "$c:5: PidsWindow=soon"
+expect_error "a bad signal, in the same run" "$c:6: Signal=NOPE"
+
+printf '[Rule]\nName=x\nTrigger=pids-max\n' >"$c"
+expect_error "a rule without Match=" "$c:1: rule x: no Match="
+
+printf '[Nope]\nA=b\n' >"$c"
+expect_error "an unknown section" "$c:1: unknown section"
+
+printf 'Name=x\n' >"$c"
+expect_error "a key outside a section" "$c:1: .*outside a section"
+
+printf '[Rule]\nName=x\nMatch=%s/../x\nTrigger=pids-max\n' "$box" >"$c"
+expect_error "a .. component" "$c:3: Match=.*\"\\.\\.\""
+
+printf '[Rule]\nName=x\nMatch=/\nTrigger=pids-max\n' >"$c"
+expect_error "the root cgroup" "root cgroup"
+
+printf '[Rule]\nName=x\nMatch=%s/jobs/*\nTrigger=pids-max\n[Rule]\nName=x\nMatch=%s/*\nTrigger=oom-kill\n' "$box" "$box" >"$c"
+expect_error "a rule name defined twice" "$c:5: rule x: already defined at $c:1"
+
+# drop-ins: FILE.d/*.conf, in order, each error with its own file name
+printf '[Rule]\nName=main\nMatch=%s/jobs/*\nTrigger=pids-max\n' "$box" >"$c"
+mkdir -p "$c.d"
+printf '[Rule]\nName=drop\nMatch=%s/jobs/*\nTrigger=oom-kill\n' "$box" >"$c.d/10-good.conf"
+printf 'ignored, not .conf\n' >"$c.d/README"
+out=$("$CGKILLD" --check "$c" 2>&1)
+grep -q "2 rule(s), OK" <<<"$out"
+ok $? "--check reads FILE.d/*.conf beside FILE" || diag "$out"
+printf '[Daemon]\nDryRun=maybe\n' >"$c.d/20-bad.conf"
+expect_error "a bad drop-in, naming its file" "$c.d/20-bad.conf:2: DryRun=maybe"
+rm -rf "$c.d"
+
+# guard rails at --check and load, with the reason
+prot=$kd_tmp/protected
+printf '# test list\n/%s/keep\n' "$box" >"$prot"
+printf '[Daemon]\nProtectedFile=%s\n[Rule]\nName=wide\nMatch=%s/*\nTrigger=pids-max\n' "$prot" "$box" >"$c"
+expect_error "a rule that could match a protected cgroup" "rule wide: Match=$box/\\* refused: it could match the protected cgroup /$box/keep"
+printf '[Daemon]\nProtectedFile=%s\n[Rule]\nName=narrow\nMatch=%s/jobs/*\nTrigger=pids-max\n' "$prot" "$box" >"$c"
+check "--check accepts a rule beside the protected cgroup" "$CGKILLD" --check "$c"
+printf '[Rule]\nName=sys\nMatch=*\nTrigger=pids-max\n' >"$c"
+CGKILL_PROTECTED=$kd_tmp/none expect_error "Match=* (the built-in protected list: /system.slice ...)" "refused: it could match the protected cgroup /(init|system|user|machine)"
+
+# our own cgroup: --check run from inside box/own
+check_in_own() {
+	sh -c "echo \$\$ >'$v2/$box/own/cgroup.procs' && exec \"\$@\"" sh "$CGKILLD" --check "$c" 2>&1
+}
+printf '[Rule]\nName=self\nMatch=%s/own\nTrigger=pids-max\n' "$box" >"$c"
+out=$(check_in_own)
+[ $? -ne 0 ] && grep -q "rule self: Match=$box/own refused: it could match cgkilld's own cgroup /$box/own" <<<"$out"
+ok $? "--check refuses a rule on its own cgroup" || diag "$out"
+printf '[Rule]\nName=above\nMatch=%s\nTrigger=pids-max\n' "$box" >"$c"
+out=$(check_in_own)
+[ $? -ne 0 ] && grep -q "refused: it could match cgkilld's own cgroup" <<<"$out"
+ok $? "--check refuses a rule on a cgroup above its own" || diag "$out"
+printf '[Rule]\nName=siblings\nMatch=%s/*\nTrigger=pids-max\n' "$box" >"$c"
+out=$(check_in_own)
+ok $? "--check accepts a glob that matches its own cgroup among others (never watched)" || diag "$out"
+
+# SIGHUP: a bad file is refused and the old rules stay; a good one replaces them
+printf '[Rule]\nName=first\nMatch=%s/jobs/*\nTrigger=pids-max\n' "$box" >"$c"
+kd_start "$c" || bail_out "cgkilld did not start"
+st=$(dump)
+grep -q "rule first: match $box/jobs/\*, 1 cgroup(s)" <<<"$st"
+ok $? "the daemon runs rule first on box/jobs/a" || diag "$st"
+printf '[Rule]\nName=second\nMatch=%s/jobs/*\nTrigger=pids-max\nAction=explode\n' "$box" >"$c"
+kill -HUP "$kd_daemon"
+wait_log 20 'reload refused.*old rules stay'
+ok $? "a reload with a bad file is refused, and the log says the old rules stay"
+log_has "^<3>$c:5: Action=explode"
+ok $? "the log names the bad file's line"
+st=$(dump)
+grep -q "rule first: match $box/jobs/\*, 1 cgroup(s)" <<<"$st" && ! grep -q "rule second" <<<"$st"
+ok $? "the old rule is still in force" || diag "$st"
+alive "$kd_daemon"
+ok $? "the daemon lives"
+printf '[Rule]\nName=second\nMatch=%s/jobs/*\nTrigger=oom-kill\n[Rule]\nName=third\nMatch=%s/own\nTrigger=pids-max\n' "$box" "$box" >"$c"
+kill -HUP "$kd_daemon"
+wait_log 20 'reloaded: 2 rule'
+ok $? "a reload with a good file is taken"
+st=$(dump)
+grep -q "rule second: match $box/jobs/\*, 1 cgroup(s)" <<<"$st" &&
+	grep -q "rule third: match $box/own, 1 cgroup(s)" <<<"$st" && ! grep -q "rule first" <<<"$st"
+ok $? "the new rules replace the old" || diag "$st"
+kd_stop
+
+# a bad file at start: nothing starts
+printf '[Rule]\nName=x\n' >"$c"
+"$CGKILLD" --foreground --config "$c" 2>"$kd_tmp/bad.log"
+rc=$?
+[ $rc -ne 0 ] && grep -q "not starting" "$kd_tmp/bad.log"
+ok $? "with a bad configuration the daemon does not start (exit $rc)"
+done_testing
