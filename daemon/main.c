@@ -168,8 +168,13 @@ static void survive(void)
 	int fd;
 	struct rlimit rl;
 
+#if defined(__SANITIZE_ADDRESS__)
+	/* AddressSanitizer's shadow is terabytes of reserved memory */
+	log_msg(LOG_PRI_NOTICE, "built with AddressSanitizer: memory not locked");
+#else
 	if (mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
 		log_msg(LOG_PRI_WARNING, "mlockall: %s (memory not locked)", strerror(errno));
+#endif
 	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, "-1000", 5) < 0)
 		log_msg(LOG_PRI_WARNING, "oom_score_adj -1000: %s", strerror(errno));
@@ -253,6 +258,27 @@ static void daemonize(void)
 			close(fd);
 	}
 	log_use_syslog();
+}
+
+/* Everything closed and freed, so that a leak checker sees only leaks. */
+static void shutdown_all(void)
+{
+	watch_stop();
+	watch_reap();
+	conf_free(&D.cfg);
+	if (D.event_fd >= 0)
+		close(D.event_fd);
+	src_close(&D.inotify);
+	src_close(&D.sig);
+	src_close(&D.watchdog);
+	src_close(&D.v1poll);
+	close(D.epfd);
+	free(D.v2);
+	free(D.v1_pids);
+	free(D.v1_memory);
+	free(D.v1_freezer);
+	free(D.self_rel);
+	free(D.init_rel);
 }
 
 static void usage(FILE *f)
@@ -436,6 +462,7 @@ int main(int argc, char **argv)
 					} else {
 						log_msg(LOG_PRI_INFO, "stopping (signal %u)", si.ssi_signo);
 						notify("STOPPING=1");
+						shutdown_all();
 						return 0;
 					}
 				}

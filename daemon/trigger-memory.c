@@ -41,13 +41,15 @@ static void stop_recheck(struct cg *c)
 	c->rechecks = 0;
 }
 
-/* true if the count rose (and the rule was told) */
-static bool check(struct cg *c)
+/* true if the count rose (and the rule was told); *gone if the file
+ * cannot be read (the cgroup is being removed: its eventfd fires then) */
+static bool check(struct cg *c, bool *gone)
 {
 	uint64_t v;
 	char json[256], text[256];
 
-	if (!read_oom_kills(c, &v))
+	*gone = !read_oom_kills(c, &v);
+	if (*gone)
 		return false;
 	if (v < c->oom_base) {
 		c->oom_base = v;
@@ -69,15 +71,16 @@ static bool check(struct cg *c)
 void memory_event(struct cg *c, enum src_type type)
 {
 	uint64_t n;
+	bool gone;
 
 	switch (type) {
 	case SRC_MEM:
-		check(c);
+		check(c, &gone);
 		break;
 	case SRC_MEM_V1:
 		if (read(c->efd.fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 			break;
-		if (check(c) || c->recheck.fd >= 0)
+		if (check(c, &gone) || gone || c->recheck.fd >= 0)
 			break;
 		/* out of memory, not counted yet: look again shortly */
 		c->recheck.type = SRC_MEM_RECHECK;
@@ -97,7 +100,7 @@ void memory_event(struct cg *c, enum src_type type)
 	case SRC_MEM_RECHECK:
 		if (read(c->recheck.fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 			break;
-		if (!check(c) && ++c->rechecks >= RECHECKS)
+		if (c->recheck.fd >= 0 && !check(c, &gone) && (gone || ++c->rechecks >= RECHECKS))
 			stop_recheck(c);
 		break;
 	default:

@@ -168,14 +168,21 @@ empty() {
 }
 
 # kd_start CONF [OPTION...]: the daemon in the foreground, its log in
-# $kd_log, waiting (bounded) until it says it started.
+# $kd_log, waiting (bounded) until it says it started; in box/$KD_CGROUP
+# if that is set.
 kd_start() {
 	local conf=$1
 	shift
 	kd_log=$kd_tmp/cgkilld.log.$((++kd_runs))
-	"$CGKILLD" --foreground -v --config "$conf" "$@" 2>"$kd_log" &
+	if [ -n "${KD_CGROUP:-}" ]; then
+		# started inside box/$KD_CGROUP
+		sh -c "$(_join "$KD_CGROUP") && exec \"\$@\"" sh \
+			"$CGKILLD" --foreground -v --config "$conf" "$@" 2>"$kd_log" &
+	else
+		"$CGKILLD" --foreground -v --config "$conf" "$@" 2>"$kd_log" &
+	fi
 	kd_daemon=$!
-	wait_for 30 "cgkilld to start" grep -q 'started:' "$kd_log" || {
+	wait_for 30 "cgkilld to start" grep -qs 'started:' "$kd_log" || {
 		diag "$(cat "$kd_log")"
 		return 1
 	}
@@ -191,7 +198,7 @@ kd_stop() {
 
 # log_has REGEX: the daemon's log has a line matching REGEX (grep -E).
 log_has() {
-	grep -qE -- "$1" "$kd_log"
+	grep -qsE -- "$1" "$kd_log"
 }
 
 # wait_log SECONDS REGEX

@@ -1,0 +1,137 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# cgkilld's other actions and its manners, in sandbox cgroups with small
+# fork bombs (pids.max 8):
+# - Action=freeze freezes the cgroup (cgroup v2 cgroup.freeze) and leaves
+#   it so, and the log says how to thaw; Action=log only reports;
+# - started inside box/own with a rule on box/*, the daemon never watches
+#   its own cgroup;
+# - the service manager's protocol (a stand-in NOTIFY_SOCKET): READY=1,
+#   STATUS=, WATCHDOG=1 at half WATCHDOG_USEC, RELOADING=1 on SIGHUP,
+#   STOPPING=1; and every log line has a syslog priority prefix.
+cd "${0%/*}/.." || exit 1
+. tests/tap.sh
+. tests/lib.sh
+. tests/cgkilld-lib.sh
+
+need_cgkilld
+need_forkbomb
+[ -x "$CGKILL" ] || bail_out "$CGKILL not built"
+kd_setup actions
+PMAX=8
+
+mkcg jobs/frozen $PMAX
+case $? in
+0) ;;
+2) skip_all "no pids controller: neither cgroup v2 pids nor a v1 pids hierarchy" ;;
+*) bail_out "cannot create the sandbox below $v2/$box" ;;
+esac
+mkcg logged/x $PMAX || bail_out "cannot create box/logged/x"
+mkcg own || bail_out "cannot create box/own"
+mkcg other || bail_out "cannot create box/other"
+sentinel other || bail_out "no sentinel in other"
+sent_other=$started
+
+conf=$kd_tmp/cgkilld.conf
+cat >"$conf" <<EOF
+[Daemon]
+PollInterval=20ms
+
+[Rule]
+Name=freezer
+Match=$box/jobs/*
+Trigger=pids-max
+PidsMaxEvents=5
+Action=freeze
+
+[Rule]
+Name=reporter
+Match=$box/logged/*
+Trigger=pids-max
+PidsMaxEvents=5
+Action=log
+
+[Rule]
+Name=siblings
+Match=$box/*
+Trigger=oom-kill
+EOF
+
+# the stand-in service manager: every datagram, one line each
+msgs=$kd_tmp/notify.msgs
+cat >"$kd_tmp/notify.py" <<'PY'
+import os, socket, sys
+path, out = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(path)
+open(out + ".ready", "w").close()
+with open(out, "a", buffering=1) as f:
+    while True:
+        m = s.recv(4096).decode("utf-8", "replace")
+        f.write(m.replace("\n", "|") + "\n")
+PY
+python3 "$kd_tmp/notify.py" "$kd_tmp/notify.sock" "$msgs" &
+kd_pids+=($!)
+disown $!
+wait_for 30 "the stand-in NOTIFY_SOCKET" test -e "$msgs.ready" || bail_out "no NOTIFY_SOCKET"
+
+NOTIFY_SOCKET=$kd_tmp/notify.sock WATCHDOG_USEC=400000 KD_CGROUP=own kd_start "$conf" ||
+	bail_out "cgkilld did not start"
+grep -qx "$kd_daemon" "$v2/$box/own/cgroup.procs"
+ok $? "the daemon runs in box/own"
+wait_for 20 "READY=1" grep -q '^READY=1' "$msgs"
+ok $? "sd_notify: READY=1"
+grep -q '^STATUS=3 rule(s), [0-9]* cgroup(s) watched' "$msgs"
+ok $? "sd_notify: STATUS= says the rules and cgroups" || diag "$(cat "$msgs")"
+wait_for 20 "two WATCHDOG=1" eval '[ "$(grep -c "^WATCHDOG=1" "$msgs")" -ge 2 ]'
+ok $? "sd_notify: WATCHDOG=1 at half WATCHDOG_USEC"
+
+st=$(dump)
+grep -q "watching $v2/$box/other (rule siblings)" <<<"$st" && ! grep -q "watching $v2/$box/own " <<<"$st"
+ok $? "a glob that matches the daemon's own cgroup: that one is never watched" || diag "$st"
+log_has "rule siblings: /$box/own is cgkilld's own or PID 1's cgroup: not watched"
+ok $? "the log says so"
+
+# ---- freeze ----
+start_in jobs/frozen "$FORKBOMB"
+bomb=$started
+wait_log 30 '^<4>rule freezer: .*/jobs/frozen: pids-max.*; freeze: done'
+ok $? "Action=freeze: the log has the freeze"
+log_has "^<4>rule freezer: .*thaw with: echo 0 > $v2/$box/jobs/frozen/cgroup.freeze"
+ok $? "and says how to thaw"
+wait_for 20 "box/jobs/frozen frozen" grep -qx 'frozen 1' "$v2/$box/jobs/frozen/cgroup.events"
+ok $? "the cgroup is frozen"
+populated jobs/frozen && alive "$bomb"
+ok $? "and its processes are still there, for inspection"
+echo 0 >"$v2/$box/jobs/frozen/cgroup.freeze"
+"$CGKILL" -q "$v2/$box/jobs/frozen" >/dev/null 2>&1
+wait_for 30 "box/jobs/frozen empty" empty jobs/frozen
+ok $? "(thawed and killed by the test)"
+
+# ---- log ----
+start_in logged/x "$FORKBOMB"
+bomb=$started
+wait_log 30 '^<4>rule reporter: .*/logged/x: pids-max.*; log: done \([1-9][0-9]* process\(es\) listed'
+ok $? "Action=log: the log lists the processes"
+populated logged/x && alive "$bomb"
+ok $? "and nothing is signalled"
+"$CGKILL" -q "$v2/$box/logged/x" >/dev/null 2>&1
+wait_for 30 "box/logged/x empty" empty logged/x
+ok $? "(killed by the test)"
+
+# ---- reload and stop ----
+kill -HUP "$kd_daemon"
+wait_for 20 "RELOADING=1 then READY=1" eval 'grep -q "^RELOADING=1|MONOTONIC_USEC=[0-9]*" "$msgs" && [ "$(grep -c "^READY=1" "$msgs")" -ge 2 ]'
+ok $? "sd_notify: SIGHUP sends RELOADING=1 with MONOTONIC_USEC, then READY=1"
+kill -TERM "$kd_daemon"
+wait_for 20 "STOPPING=1" grep -q '^STOPPING=1' "$msgs"
+ok $? "sd_notify: STOPPING=1 on SIGTERM"
+wait "$kd_daemon"
+ok $? "the daemon exits 0 on SIGTERM"
+kd_daemon=
+bad=$(grep -vE '^<[0-7]>' "$kd_log")
+[ -z "$bad" ]
+ok $? "every log line starts with a syslog priority <N>" || diag "$bad"
+alive "$sent_other"
+ok $? "the sentinel in box/other lives"
+done_testing
