@@ -79,7 +79,15 @@ pid_t sb_fork(void)
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
-		signal(SIGPIPE, SIG_DFL);
+		/* Nothing ignored: a shell that started the test in the
+		 * background ignores SIGINT and SIGQUIT, the sandbox SIGPIPE,
+		 * and the command would inherit that. */
+		for (int sig = 1; sig < NSIG; sig++) {
+			struct sigaction sa;
+
+			if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+				signal(sig, SIG_DFL);
+		}
 		prctl(PR_SET_CHILD_SUBREAPER, 0);
 	} else if (pid > 0) {
 		track(pid);

@@ -48,8 +48,9 @@ struct sb_proc {
 	uid_t uid;		/* after joining, become this user and group; 0: stay */
 };
 
-/* fork() for tests: the child runs with default signal handlers and without
- * the cleanup duties of the parent. The pid is tracked. */
+/* fork() for tests: the child ignores no signal, takes INT, TERM and HUP by
+ * default, and has none of the cleanup duties of the parent. The pid is
+ * tracked. */
 pid_t sb_fork(void);
 /* Fork a process that joins its cgroups and sets itself up; returns once it
  * has (or failed): its pid, or -errno. A fork bomb is refused (-EPERM)
