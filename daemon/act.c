@@ -80,6 +80,14 @@ static int freeze(const char *path, char *how, size_t size)
 	return r;
 }
 
+/* The library calls this about every 250 ms while it waits for the tree
+ * to empty: the service manager's watchdog must not fire meanwhile. */
+static void progress(const char *path, unsigned left, uint64_t waited_ms, void *userdata)
+{
+	(void)path, (void)left, (void)waited_ms, (void)userdata;
+	watchdog_ping(false);
+}
+
 void act(struct cg *c, const char *trigger, const char *json_values, const char *text)
 {
 	struct rule *r = c->rule;
@@ -130,6 +138,7 @@ void act(struct cg *c, const char *trigger, const char *json_values, const char 
 		cgk_options_add_escalation(o, r->esc[i].after_ms, r->esc[i].sig);
 	if (D.cfg.protected_file)
 		cgk_options_set_protected_file(o, D.cfg.protected_file);
+	cgk_options_set_progress(o, progress, NULL);
 	ret = cgk_kill(path, o, &rep);
 	cgk_options_free(o);
 	if (ret == 0 && !dry && r->action == ACT_FREEZE) {
@@ -144,7 +153,7 @@ void act(struct cg *c, const char *trigger, const char *json_values, const char 
 		const char *sig = cgk_signal_name(r->sig, buf, sizeof(buf)) ?: "?";
 
 		log_msg(ret < 0 ? LOG_PRI_ERR : LOG_PRI_WARNING,
-			"rule %s: %s: %s; %s%s%s%s: %s%s (%u process(es) %s, %u cgroup(s), signal %llums, empty %llums)",
+			"rule %s: %s: %s; %s%s%s%s: %s%s (%u process(es) %s, %u cgroup(s), backend %s, signal %llums, empty %llums)",
 			r->name, path, text, dry ? "dry run, would " : "", action_name(r->action),
 			r->action == ACT_KILL ? " with " : "", r->action == ACT_KILL ? sig : "",
 			ret < 0 ? "failed: " : "done",
@@ -152,7 +161,11 @@ void act(struct cg *c, const char *trigger, const char *json_values, const char 
 			rep ? (flags & CGK_DRY_RUN ? (unsigned)cgk_report_n_processes(rep, CGK_LIST_LISTED)
 						   : cgk_report_signalled(rep))
 			    : 0,
-			flags & CGK_DRY_RUN ? "listed" : "signalled", rep ? cgk_report_cgroups(rep) : 0,
+			flags & CGK_DRY_RUN ? "listed"
+			: rep && cgk_report_backend(rep) == CGK_BACKEND_KERNEL ? "signalled by the kernel, not counted"
+									      : "signalled",
+			rep ? cgk_report_cgroups(rep) : 0,
+			rep && cgk_report_n_signals(rep) ? cgk_backend_name(cgk_report_backend(rep)) ?: "?" : "none",
 			rep ? (unsigned long long)cgk_report_signal_ms(rep) : 0ULL,
 			rep ? (unsigned long long)cgk_report_empty_ms(rep) : 0ULL);
 		if (*how)

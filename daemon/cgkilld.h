@@ -74,6 +74,7 @@ struct config {
 	char *event_log;	/* JSON lines, or NULL */
 	char *protected_file;	/* NULL: the library's default */
 	uint64_t poll_ms;	/* v1 pids.events: no notification, polled */
+	bool realtime;		/* SCHED_RR 1 (else nice -10), at start */
 	struct rule *rules;
 	size_t nrules;
 	/* parser state */
@@ -109,6 +110,10 @@ void notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The watchdog interval in ms from WATCHDOG_USEC (for us), 0 if none. */
 uint64_t notify_watchdog_ms(void);
 uint64_t now_ms(void);
+/* WATCHDOG=1 if the watchdog is on and half its interval has passed since
+ * the last (or always, with force). */
+void watchdog_ping(bool force);
+extern uint64_t watchdog_ms;
 
 /* ---- guards against rules that could reach what must live (guard.c) ---- */
 /* 0, or -EPERM with the reason in why. */

@@ -5,7 +5,7 @@
  * file). Pure: nothing here looks at the system but conf_load() reading
  * files.
  *
- *	[Daemon]                 DryRun= EventLog= ProtectedFile= PollInterval=
+ *	[Daemon]                 DryRun= EventLog= ProtectedFile= PollInterval= RealTime=
  *	[Rule]                   one per rule, any number, in any file
  *	Name=bombs
  *	Match=cgkill-test.*\/job-*
@@ -47,7 +47,7 @@ const char *action_name(enum action a)
 
 void conf_init(struct config *cfg)
 {
-	*cfg = (struct config){ .poll_ms = 50 };
+	*cfg = (struct config){ .poll_ms = 20, .realtime = true };
 }
 
 static void rule_free(struct rule *r)
@@ -199,6 +199,9 @@ static void daemon_key(struct ctx *x, const char *key, const char *v)
 		} else {
 			abs_path(x, key, v, &cfg->protected_file);
 		}
+	} else if (!strcmp(key, "RealTime")) {
+		if (parse_bool(v, &cfg->realtime) < 0)
+			ERR("RealTime=%s: not a boolean (yes or no)", v);
 	} else if (!strcmp(key, "PollInterval")) {
 		uint64_t ms;
 

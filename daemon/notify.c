@@ -107,3 +107,19 @@ uint64_t notify_watchdog_ms(void)
 		return 0;
 	return (u + 999) / 1000;
 }
+
+uint64_t watchdog_ms;
+static uint64_t last_ping;
+
+void watchdog_ping(bool force)
+{
+	uint64_t t;
+
+	if (!watchdog_ms)
+		return;
+	t = now_ms();
+	if (!force && t - last_ping < watchdog_ms / 2)
+		return;
+	last_ping = t;
+	notify("WATCHDOG=1");
+}

@@ -41,6 +41,7 @@ v2_has() {
 kd_dirs=()
 kd_pids=()
 kd_daemon=
+kd_runs=0
 kd_tmp=
 
 # kd_setup NAME: the sandbox $box (relative path) and scratch dir $kd_tmp.

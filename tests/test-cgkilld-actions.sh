@@ -6,6 +6,8 @@
 #   it so, and the log says how to thaw; Action=log only reports;
 # - started inside box/own with a rule on box/*, the daemon never watches
 #   its own cgroup;
+# - Signal=TERM with Escalate=2s KILL: processes that ignore TERM die by
+#   KILL, and the watchdog is fed while the daemon waits for that;
 # - the service manager's protocol (a stand-in NOTIFY_SOCKET): READY=1,
 #   STATUS=, WATCHDOG=1 at half WATCHDOG_USEC, RELOADING=1 on SIGHUP,
 #   STOPPING=1; and every log line has a syslog priority prefix.
@@ -27,6 +29,7 @@ case $? in
 *) bail_out "cannot create the sandbox below $v2/$box" ;;
 esac
 mkcg logged/x $PMAX || bail_out "cannot create box/logged/x"
+mkcg slow/x $PMAX || bail_out "cannot create box/slow/x"
 mkcg own || bail_out "cannot create box/own"
 mkcg other || bail_out "cannot create box/other"
 sentinel other || bail_out "no sentinel in other"
@@ -52,15 +55,27 @@ PidsMaxEvents=5
 Action=log
 
 [Rule]
+Name=graceful
+Match=$box/slow/*
+Trigger=pids-max
+PidsMaxEvents=5
+Signal=TERM
+Escalate=2s KILL
+Wait=10s
+
+[Rule]
 Name=siblings
 Match=$box/*
 Trigger=oom-kill
+
+[Daemon]
+EventLog=$kd_tmp/events.json
 EOF
 
 # the stand-in service manager: every datagram, one line each
 msgs=$kd_tmp/notify.msgs
 cat >"$kd_tmp/notify.py" <<'PY'
-import os, socket, sys
+import os, socket, sys, time
 path, out = sys.argv[1], sys.argv[2]
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.bind(path)
@@ -68,7 +83,7 @@ open(out + ".ready", "w").close()
 with open(out, "a", buffering=1) as f:
     while True:
         m = s.recv(4096).decode("utf-8", "replace")
-        f.write(m.replace("\n", "|") + "\n")
+        f.write(m.replace("\n", "|") + " @%d\n" % int(time.time() * 1e6))
 PY
 python3 "$kd_tmp/notify.py" "$kd_tmp/notify.sock" "$msgs" &
 kd_pids+=($!)
@@ -81,7 +96,7 @@ grep -qx "$kd_daemon" "$v2/$box/own/cgroup.procs"
 ok $? "the daemon runs in box/own"
 wait_for 20 "READY=1" grep -q '^READY=1' "$msgs"
 ok $? "sd_notify: READY=1"
-grep -q '^STATUS=3 rule(s), [0-9]* cgroup(s) watched' "$msgs"
+grep -q '^STATUS=4 rule(s), [0-9]* cgroup(s) watched' "$msgs"
 ok $? "sd_notify: STATUS= says the rules and cgroups" || diag "$(cat "$msgs")"
 wait_for 20 "two WATCHDOG=1" eval '[ "$(grep -c "^WATCHDOG=1" "$msgs")" -ge 2 ]'
 ok $? "sd_notify: WATCHDOG=1 at half WATCHDOG_USEC"
@@ -119,9 +134,32 @@ ok $? "and nothing is signalled"
 wait_for 30 "box/logged/x empty" empty logged/x
 ok $? "(killed by the test)"
 
+# ---- TERM, then KILL after 2 s; the watchdog fed meanwhile ----
+run_in slow/x sh -c 'trap "" TERM; sleep 3600' || bail_out "no TERM-proof sleeper"
+stubborn=$started
+start_in slow/x "$FORKBOMB"
+wait_log 30 '^<4>rule graceful: .*/slow/x: pids-max.*; kill with TERM: done'
+ok $? "Signal=TERM, Escalate=2s KILL: the log has the kill"
+! alive "$stubborn" && empty slow/x
+ok $? "the process that ignores TERM died (by KILL)"
+cat >"$kd_tmp/graceful.py" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if '"graceful"' in l]
+assert len(ev) == 1, ev
+t = ev[0]["report"]["targets"][0]
+assert t["signals"] == ["TERM", "KILL"] and t["emptied"] is True, t
+start = int(ev[0]["time"] * 1e6)
+end = start + t["empty_ms"] * 1000
+pings = [int(l.rsplit("@", 1)[1]) for l in open(sys.argv[2]) if l.startswith("WATCHDOG=1")]
+during = [p for p in pings if start + 300000 < p < end]
+assert t["empty_ms"] >= 1900 and len(during) >= 2, (t["empty_ms"], len(during))
+PY
+check "the event: TERM then KILL, and WATCHDOG=1 while the daemon waited" \
+	python3 "$kd_tmp/graceful.py" "$kd_tmp/events.json" "$msgs"
+
 # ---- reload and stop ----
 kill -HUP "$kd_daemon"
-wait_for 20 "RELOADING=1 then READY=1" eval 'grep -q "^RELOADING=1|MONOTONIC_USEC=[0-9]*" "$msgs" && [ "$(grep -c "^READY=1" "$msgs")" -ge 2 ]'
+wait_for 20 "RELOADING=1 then READY=1" eval 'grep -q "^RELOADING=1|MONOTONIC_USEC=[0-9][0-9]*|" "$msgs" && [ "$(grep -c "^READY=1" "$msgs")" -ge 2 ]'
 ok $? "sd_notify: SIGHUP sends RELOADING=1 with MONOTONIC_USEC, then READY=1"
 kill -TERM "$kd_daemon"
 wait_for 20 "STOPPING=1" grep -q '^STOPPING=1' "$msgs"
