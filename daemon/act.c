@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -80,12 +81,20 @@ static int freeze(const char *path, char *how, size_t size)
 	return r;
 }
 
+static volatile sig_atomic_t cancel;
+
 /* The library calls this about every 250 ms while it waits for the tree
- * to empty: the service manager's watchdog must not fire meanwhile. */
+ * to empty: the service manager's watchdog must not fire meanwhile, and a
+ * stop (SIGTERM, SIGINT: blocked, read through the signalfd later) ends
+ * the wait instead of waiting for its deadline. */
 static void progress(const char *path, unsigned left, uint64_t waited_ms, void *userdata)
 {
+	sigset_t pending;
+
 	(void)path, (void)left, (void)waited_ms, (void)userdata;
 	watchdog_ping(false);
+	if (sigpending(&pending) == 0 && (sigismember(&pending, SIGTERM) || sigismember(&pending, SIGINT)))
+		cancel = 1;
 }
 
 void act(struct cg *c, const char *trigger, const char *json_values, const char *text)
@@ -139,6 +148,8 @@ void act(struct cg *c, const char *trigger, const char *json_values, const char 
 	if (D.cfg.protected_file)
 		cgk_options_set_protected_file(o, D.cfg.protected_file);
 	cgk_options_set_progress(o, progress, NULL);
+	cancel = 0;
+	cgk_options_set_cancel(o, &cancel);
 	ret = cgk_kill(path, o, &rep);
 	cgk_options_free(o);
 	if (ret == 0 && !dry && r->action == ACT_FREEZE) {

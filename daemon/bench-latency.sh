@@ -103,8 +103,9 @@ trial() {
 		echo "- $(((t_empty - t_sat) / 1000))"
 	else
 		wait_for 20 "event" test -s "$events" || return 1
-		t_ev=$(python3 -c 'import json,sys; print(int(json.loads(open(sys.argv[1]).readline())["time"] * 1e6))' "$events")
-		echo "$(((t_ev - t_sat) / 1000)) $(((t_empty - t_sat) / 1000))"
+		read -r t_ev lib <<<"$(python3 -c 'import json,sys; e = json.loads(open(sys.argv[1]).readline()); t = e["report"]["targets"][0]
+print(int(e["time"] * 1e6), "(library: signal %s ms, empty %s ms, %s)" % (t["signal_ms"], t["empty_ms"], t["backend"]))' "$events")"
+		echo "$(((t_ev - t_sat) / 1000)) $(((t_empty - t_sat) / 1000)) $lib"
 	fi
 }
 

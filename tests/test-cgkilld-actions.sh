@@ -30,6 +30,7 @@ case $? in
 esac
 mkcg logged/x $PMAX || bail_out "cannot create box/logged/x"
 mkcg slow/x $PMAX || bail_out "cannot create box/slow/x"
+mkcg patient/x $PMAX || bail_out "cannot create box/patient/x"
 mkcg own || bail_out "cannot create box/own"
 mkcg other || bail_out "cannot create box/other"
 sentinel other || bail_out "no sentinel in other"
@@ -64,6 +65,14 @@ Escalate=2s KILL
 Wait=10s
 
 [Rule]
+Name=patient
+Match=$box/patient/*
+Trigger=pids-max
+PidsMaxEvents=5
+Signal=TERM
+Wait=2min
+
+[Rule]
 Name=siblings
 Match=$box/*
 Trigger=oom-kill
@@ -96,7 +105,7 @@ grep -qx "$kd_daemon" "$v2/$box/own/cgroup.procs"
 ok $? "the daemon runs in box/own"
 wait_for 20 "READY=1" grep -q '^READY=1' "$msgs"
 ok $? "sd_notify: READY=1"
-grep -q '^STATUS=4 rule(s), [0-9]* cgroup(s) watched' "$msgs"
+grep -q '^STATUS=5 rule(s), [0-9]* cgroup(s) watched' "$msgs"
 ok $? "sd_notify: STATUS= says the rules and cgroups" || diag "$(cat "$msgs")"
 wait_for 20 "two WATCHDOG=1" eval '[ "$(grep -c "^WATCHDOG=1" "$msgs")" -ge 2 ]'
 ok $? "sd_notify: WATCHDOG=1 at half WATCHDOG_USEC"
@@ -161,11 +170,25 @@ check "the event: TERM then KILL, and WATCHDOG=1 while the daemon waited" \
 kill -HUP "$kd_daemon"
 wait_for 20 "RELOADING=1 then READY=1" eval 'grep -q "^RELOADING=1|MONOTONIC_USEC=[0-9][0-9]*|" "$msgs" && [ "$(grep -c "^READY=1" "$msgs")" -ge 2 ]'
 ok $? "sd_notify: SIGHUP sends RELOADING=1 with MONOTONIC_USEC, then READY=1"
+# a stop while the daemon waits (Wait=2min) for a process that ignores
+# TERM: the wait ends at once
+run_in patient/x sh -c 'trap "" TERM; sleep 3600' || bail_out "no TERM-proof sleeper"
+stubborn=$started
+start_in patient/x "$FORKBOMB"
+bomb=$started
+wait_for 30 "the bomb gone (TERM), the sleeper left" eval '! alive $bomb && [ "$(grep -c . "$v2/$box/patient/x/cgroup.procs")" -le 2 ] && alive $stubborn'
+ok $? "Signal=TERM took the bomb, the process that ignores TERM is left: the daemon waits"
+t0=${EPOCHREALTIME/./}
 kill -TERM "$kd_daemon"
 wait_for 20 "STOPPING=1" grep -q '^STOPPING=1' "$msgs"
 ok $? "sd_notify: STOPPING=1 on SIGTERM"
 wait "$kd_daemon"
 ok $? "the daemon exits 0 on SIGTERM"
+t1=${EPOCHREALTIME/./}
+[ $(((t1 - t0) / 1000000)) -lt 20 ]
+ok $? "and a SIGTERM during a kill's wait ends it: stopped in $(((t1 - t0) / 1000)) ms, not 2 min"
+log_has '^<3>rule patient: .*/patient/x: pids-max.*kill with TERM: failed'
+ok $? "the log has the cut-short kill as an error"
 kd_daemon=
 bad=$(grep -vE '^<[0-7]>' "$kd_log")
 [ -z "$bad" ]
