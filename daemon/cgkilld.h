@@ -67,6 +67,7 @@ struct rule {
 	uint64_t storm[STORM_SLOTS];	/* times (ms) of the last actions */
 	unsigned nstorm;
 	unsigned long actions, suppressed, events;
+	unsigned told_unarmed;	/* cgroups logged without a counterpart */
 };
 
 struct config {
@@ -144,7 +145,7 @@ struct src {
 	struct cg *cg;
 };
 
-#define PIDS_SAMPLES 32
+#define PIDS_SAMPLES 16
 
 struct cg {
 	struct rule *rule;
@@ -224,6 +225,10 @@ void memory_disarm(struct cg *c);
 /* A trigger fired on c: what and its values, as "key": value JSON members
  * and as a log text. */
 void act(struct cg *c, const char *trigger, const char *json_values, const char *text);
+
+/* An open of path failed with err (not ENOENT): logged, and the open
+ * file limit named once when that is the cause. */
+void open_failed(const char *path, int err);
 
 /* Read a small kernel file from offset 0: bytes read or -errno. */
 ssize_t read_at0(int fd, char *buf, size_t size);

@@ -55,6 +55,21 @@ bool kv_get(const char *text, const char *key, uint64_t *v)
 	return false;
 }
 
+void open_failed(const char *path, int err)
+{
+	static bool told;
+
+	if (err == EMFILE || err == ENFILE) {
+		if (!told)
+			log_msg(LOG_PRI_ERR,
+				"%s: %s: cgroups are left unwatched; raise the open file limit (LimitNOFILE=, ulimit -n)",
+				path, strerror(err));
+		told = true;
+		return;
+	}
+	log_msg(LOG_PRI_WARNING, "%s: %s", path, strerror(err));
+}
+
 int epoll_add(struct src *s, unsigned events)
 {
 	struct epoll_event ev = { .events = events, .data.ptr = s };

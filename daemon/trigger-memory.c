@@ -138,10 +138,12 @@ bool memory_arm(struct cg *c, bool quiet)
 	v1 = v1_counterpart(c, D.v1_memory, "memory");
 	fd = v1 ? open_at(v1, "", "memory.oom_control", O_RDONLY) : -1;
 	if (fd < 0) {
-		if (!quiet)
+		if (v1 && errno != ENOENT)
+			open_failed(v1, errno);
+		else if (!quiet && c->rule->told_unarmed++ == 0)
 			log_msg(LOG_PRI_NOTICE,
-				"rule %s: %s/%s has no memory.events (v2) and no v1 memory counterpart yet: oom-kill armed once there is one",
-				c->rule->name, D.v2, c->rel);
+				"rule %s: %s/%s has no memory.events (v2) and no v1 memory counterpart yet: oom-kill armed once there is one%s",
+				c->rule->name, D.v2, c->rel, " (said once for each rule)");
 		free(v1);
 		return false;
 	}

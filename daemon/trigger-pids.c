@@ -205,10 +205,12 @@ bool pids_arm(struct cg *c, bool quiet)
 	v1 = v1_counterpart(c, D.v1_pids, "pids");
 	fd = v1 ? open_at(v1, "", "pids.events") : -1;
 	if (fd < 0) {
-		if (!quiet)
+		if (v1 && errno != ENOENT)
+			open_failed(v1, errno);
+		else if (!quiet && c->rule->told_unarmed++ == 0)
 			log_msg(LOG_PRI_NOTICE,
-				"rule %s: %s/%s has no pids.events (v2) and no v1 pids counterpart yet: pids-max armed once there is one",
-				c->rule->name, D.v2, c->rel);
+				"rule %s: %s/%s has no pids.events (v2) and no v1 pids counterpart yet: pids-max armed once there is one%s",
+				c->rule->name, D.v2, c->rel, " (said once for each rule)");
 		free(v1);
 		return false;
 	}

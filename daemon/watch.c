@@ -204,6 +204,8 @@ static void add_cg(struct rule *r, const char *rel)
 
 		c->pop.type = SRC_POPULATED;
 		c->pop.fd = p ? open_at_dir(p, "cgroup.events") : -1;
+		if (c->pop.fd < 0 && p && errno != ENOENT)
+			open_failed(p, errno);
 		free(p);
 		if (c->pop.fd >= 0 && epoll_add(&c->pop, EPOLLPRI) < 0)
 			src_close(&c->pop);
