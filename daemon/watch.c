@@ -372,15 +372,32 @@ void watch_stop(void)
 	wdirs = NULL;
 }
 
-/* A directory rel went away: its cgroups and those below it. */
+static bool at_or_below(const char *path, const char *rel, size_t n)
+{
+	return !strncmp(path, rel, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+/* A directory rel went away: its cgroups and those below it, and the
+ * watches on it and below it. cgroupfs sends nothing to the watch of a
+ * removed directory (no IN_DELETE_SELF, no IN_IGNORED: checked on 6.18),
+ * so the parent's IN_DELETE is the only word of it: that is why a rule is
+ * watched from the mount down, never from the middle. */
 static void gone(const char *rel)
 {
 	size_t n = strlen(rel);
 
 	for (struct cg *c = D.cgs, *next; c; c = next) {
 		next = c->next;
-		if (!strncmp(c->rel, rel, n) && (c->rel[n] == '\0' || c->rel[n] == '/'))
+		if (at_or_below(c->rel, rel, n))
 			remove_cg(c);
+	}
+	for (size_t i = 0; i < nwdirs;) {
+		if (*wdirs[i]->rel && at_or_below(wdirs[i]->rel, rel, n)) {
+			inotify_rm_watch(D.inotify.fd, wdirs[i]->wd);
+			wdir_free(i);	/* moves the last one here */
+		} else {
+			i++;
+		}
 	}
 }
 

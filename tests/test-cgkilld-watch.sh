@@ -5,6 +5,8 @@
 # - a cgroup created after the start is picked up (inotify) and acted on;
 # - a cgroup removed while watched, empty or just emptied, is forgotten
 #   without an error, and one of the same name made again is watched again;
+#   the same for a directory between the mount and the cgroups (and its
+#   watch goes with it);
 # - a dry run (--dry-run) kills nothing and logs what it would have done;
 # - the storm limit (MaxActionsPerMinute=2) holds: the third bomb in a
 #   minute is left alone and the log says why.
@@ -64,6 +66,11 @@ Trigger=pids-max
 PidsMaxEvents=5
 PostActionDelay=0
 MaxActionsPerMinute=2
+
+[Rule]
+Name=deep
+Match=$box/deep/*/leaf
+Trigger=oom-kill
 EOF
 
 # ---- dry run ----
@@ -125,6 +132,25 @@ ok $? "the daemon lives"
 mkcg jobs/gone $PMAX || bail_out "cannot create box/jobs/gone again"
 wait_for 20 "box/jobs/gone watched again" watched jobs/gone
 ok $? "made again, it is watched again"
+
+# ---- a directory between the mount and the cgroups, removed and made again ----
+wdirs() {
+	dump | sed -n 's/^<6>state: .* \([0-9]*\) watched directories.*/\1/p'
+}
+mkdir "$v2/$box/deep" || bail_out "cannot create box/deep"
+wait_for 20 "box/deep watched" eval 'dump | grep -q "^<6>state: .* 4 watched directories"'
+n0=$(wdirs)
+mkdir -p "$v2/$box/deep/a/leaf" || bail_out "cannot create box/deep/a/leaf"
+wait_for 20 "box/deep/a/leaf watched" watched deep/a/leaf
+ok $? "a cgroup two levels below a new directory is watched (deep/*/leaf)"
+n1=$(wdirs)
+rmdir "$v2/$box/deep/a/leaf" "$v2/$box/deep/a"
+wait_for 20 "box/deep/a/leaf forgotten" eval '! watched deep/a/leaf && [ "$(wdirs)" = "$n0" ]'
+ok $? "removed with its parent, it is forgotten, and so is the watch on the parent ($(wdirs) directories watched, $n0 before)"
+mkdir -p "$v2/$box/deep/a/leaf"
+wait_for 20 "box/deep/a/leaf watched again" eval 'watched deep/a/leaf && [ "$(wdirs)" = "$n1" ]'
+ok $? "made again, it is watched again"
+rmdir "$v2/$box/deep/a/leaf" "$v2/$box/deep/a"
 
 # ---- storm limit: 2 actions a minute ----
 # jobs/late was the first action of this minute; one more is allowed
