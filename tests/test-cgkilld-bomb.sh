@@ -7,7 +7,8 @@
 # watches (box/jobs/calm), in a sibling it does not (box/other) and in the
 # parent (box, where the layout allows a process there) must live. Measured
 # and shown: the time from saturation (pids.current at pids.max, as seen
-# here) to the daemon's event, and to an empty cgroup.
+# here) to the daemon's event, and to an empty cgroup. Then a second bomb
+# in the same cgroup within the post-action delay is left alone.
 cd "${0%/*}/.." || exit 1
 . tests/tap.sh
 . tests/lib.sh
@@ -15,6 +16,7 @@ cd "${0%/*}/.." || exit 1
 
 need_cgkilld
 need_forkbomb
+[ -x "$CGKILL" ] || bail_out "$CGKILL not built"
 kd_setup bomb
 PMAX=300
 
@@ -144,5 +146,21 @@ if [ -n "$t_sat" ] && [ -n "$t_event" ] && [ -n "$t_empty" ]; then
 	diag "cgkilld, v$hier pids, pids.max $PMAX: saturation -> event $(((t_event - t_sat) / 1000)) ms, saturation -> empty $(((t_empty - t_sat) / 1000)) ms"
 fi
 
+# within the post-action delay (15 s by default) a new bomb in the same
+# cgroup is not acted on: the log (-v) says it was ignored
+start_in jobs/bomb "$FORKBOMB"
+bomb=$started
+wait_log 30 'rule bombs: .*/jobs/bomb: pids-max.*in its post-action delay, ignored'
+ok $? "a new bomb within the post-action delay is ignored, and the log says so"
+populated jobs/bomb && alive "$bomb"
+ok $? "and left alone"
+n=$(grep -c . "$events")
+[ "$n" -eq 1 ]
+ok $? "still one event ($n)"
 kd_stop
+"$CGKILL" -q "$v2/$box/jobs/bomb" >/dev/null 2>&1
+wait_for 30 "box/jobs/bomb empty" empty jobs/bomb
+ok $? "(killed by the test)"
+alive "$sent_calm" && alive "$sent_other" && { [ -z "$sent_parent" ] || alive "$sent_parent"; }
+ok $? "the sentinels live"
 done_testing
