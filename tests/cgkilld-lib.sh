@@ -33,9 +33,10 @@ v2=$(mount_of cgroup2)
 v1pids=$(mount_of pids)
 v1mem=$(mount_of memory)
 
-# Does the v2 hierarchy offer controller $1 (pure v2 layouts)?
+# Does the v2 hierarchy give controller $1 to the root's children (pure v2
+# layouts)? The tests never change the root's cgroup.subtree_control.
 v2_has() {
-	[ -n "$v2" ] && grep -qw "$1" "$v2/cgroup.controllers" 2>/dev/null
+	[ -n "$v2" ] && grep -qw "$1" "$v2/cgroup.subtree_control" 2>/dev/null
 }
 
 kd_dirs=()
@@ -69,14 +70,14 @@ kd_cleanup() {
 
 # mkcg REL [pids.max] [memory-limit]: the cgroup box/REL in v2 and, where
 # the trigger needs it, in the v1 pids / memory hierarchies (pure v2: the
-# controllers are enabled on the way down instead).
+# controllers are enabled on the way down from box instead).
 mkcg() {
 	local rel=$1 pmax=${2:-} mem=${3:-} d
 	mkdir -p "$v2/$box/$rel" || return 1
 	if [ -n "$pmax" ]; then
 		if v2_has pids; then
-			d=$v2
-			for c in $box ${rel//\// }; do
+			d=$v2/$box
+			for c in ${rel//\// }; do
 				echo +pids >"$d/cgroup.subtree_control" 2>/dev/null
 				d=$d/$c
 			done
@@ -89,8 +90,8 @@ mkcg() {
 	fi
 	if [ -n "$mem" ]; then
 		if v2_has memory; then
-			d=$v2
-			for c in $box ${rel//\// }; do
+			d=$v2/$box
+			for c in ${rel//\// }; do
 				echo +memory >"$d/cgroup.subtree_control" 2>/dev/null
 				d=$d/$c
 			done
