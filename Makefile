@@ -158,14 +158,16 @@ pcdir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 LPAREN := (
 MAN3_LINKS := $(shell sed -n 's/^[a-z].*[ *]\(cgk_[a-z0-9_]*\)$(LPAREN).*/\1/p' include/cgkill.h)
 
-# Installed when the tree has them: the zsh and fish completions, the JSON
-# schema of the reports.
-ZSHCOMP := $(wildcard completion/_cgkill)
-FISHCOMP := $(wildcard completion/cgkill.fish)
+# Installed when the tree has them: the zsh and fish completions (of cgkill
+# and cgkilld), the JSON schema of the reports.
+ZSHCOMP := $(wildcard completion/_cgkill completion/_cgkilld)
+FISHCOMP := $(wildcard completion/cgkill.fish completion/cgkilld.fish)
 SCHEMA := $(wildcard data/cgkill-report.schema.json)
 DOCS := README.md SECURITY.md
 
-install: all
+# The daemon too (daemon/daemon.mk: its binary, man pages, unit, example
+# configuration, bash completion); nothing is enabled.
+install: all $(if $(DAEMON_BIN),install-daemon)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
 		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DOCDIR) $(if $(ZSHCOMP),$(DESTDIR)$(ZSHCOMPDIR)) \
@@ -187,12 +189,12 @@ install: all
 		chmod 644 $(DESTDIR)$(MANDIR)/man3/$$f.3 || exit 1; \
 	done
 	install -m 644 completion/cgkill $(DESTDIR)$(BASHCOMPDIR)/cgkill
-	$(if $(ZSHCOMP),install -m 644 $(ZSHCOMP) $(DESTDIR)$(ZSHCOMPDIR)/_cgkill)
-	$(if $(FISHCOMP),install -m 644 $(FISHCOMP) $(DESTDIR)$(FISHCOMPDIR)/cgkill.fish)
+	$(if $(ZSHCOMP),install -m 644 $(ZSHCOMP) $(DESTDIR)$(ZSHCOMPDIR)/)
+	$(if $(FISHCOMP),install -m 644 $(FISHCOMP) $(DESTDIR)$(FISHCOMPDIR)/)
 	$(if $(SCHEMA),install -m 644 $(SCHEMA) $(DESTDIR)$(PKGDATADIR)/cgkill-report.schema.json)
 	install -m 644 $(DOCS) $(DESTDIR)$(DOCDIR)/
 
-uninstall:
+uninstall: $(if $(DAEMON_BIN),uninstall-daemon)
 	rm -f $(DESTDIR)$(BINDIR)/cgkill $(DESTDIR)$(LIBDIR)/libcgkill.a \
 		$(DESTDIR)$(LIBDIR)/$(LIBFILE) \
 		$(DESTDIR)$(LIBDIR)/libcgkill.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libcgkill.so \
@@ -200,6 +202,7 @@ uninstall:
 		$(DESTDIR)$(MANDIR)/man1/cgkill.1 $(DESTDIR)$(MANDIR)/man3/libcgkill.3 \
 		$(MAN3_LINKS:%=$(DESTDIR)$(MANDIR)/man3/%.3) $(DESTDIR)$(BASHCOMPDIR)/cgkill \
 		$(DESTDIR)$(ZSHCOMPDIR)/_cgkill $(DESTDIR)$(FISHCOMPDIR)/cgkill.fish \
+		$(DESTDIR)$(ZSHCOMPDIR)/_cgkilld $(DESTDIR)$(FISHCOMPDIR)/cgkilld.fish \
 		$(DESTDIR)$(PKGDATADIR)/cgkill-report.schema.json $(DOCS:%=$(DESTDIR)$(DOCDIR)/%)
 	rmdir $(DESTDIR)$(DOCDIR) $(DESTDIR)$(PKGDATADIR) 2>/dev/null || true
 

@@ -13,6 +13,9 @@
 # complete -C. A stand-in systemctl on PATH lists the units; where the
 # machine was booted with systemd, the real one is asked too. The cgroups
 # completed are <v2 mount>/cgkill-test.<pid>.comp/..., made and removed here.
+# The daemon's completions (completion/cgkilld, _cgkilld, cgkilld.fish)
+# likewise offer exactly the options of cgkilld --help, and configuration
+# files (*.conf, and directories) after --config and --check.
 cd "${0%/*}/.." || exit 1
 . tests/tap.sh
 . tests/lib.sh
@@ -184,9 +187,10 @@ if [ -r /usr/share/bash-completion/bash_completion ]; then
 		PATH=$path bash -c '
 			. /usr/share/bash-completion/bash_completion
 			. completion/cgkill
+			. completion/cgkilld
 			COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
 			COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
-			_cgkill cgkill "${COMP_WORDS[-1]}" "${COMP_WORDS[-2]}" 2>/dev/null
+			"_$1" "$1" "${COMP_WORDS[-1]}" "${COMP_WORDS[-2]}" 2>/dev/null
 			printf "%s\n" "${COMPREPLY[@]}"' comp "$@"
 	}
 	functional bash
@@ -252,7 +256,8 @@ if command -v fish >/dev/null; then
 			path=${2#PATH=}
 			shift 2
 		fi
-		PATH=$path fish -N -c 'source completion/cgkill.fish; complete -C (string join " " -- $argv)' "$@" |
+		PATH=$path fish -N -c 'source completion/cgkill.fish; source completion/cgkilld.fish
+			complete -C (string join " " -- $argv)' "$@" |
 			cut -f1
 	}
 	functional fish
@@ -261,6 +266,101 @@ if command -v fish >/dev/null; then
 	ok $? "fish: every option offered has a description" || diag "$nodesc"
 else
 	skip "fish is not installed: fish completion not run"
+fi
+
+# --- cgkilld: completion/cgkilld (bash), _cgkilld (zsh), cgkilld.fish -----
+CGKILLD=${CGKILLD:-$build/cgkilld}
+[ -x "$CGKILLD" ] || bail_out "$CGKILLD not built (run make first)"
+dhelp=$("$CGKILLD" --help) || bail_out "cgkilld --help failed"
+# Option lines: "  -x, --long ..." or "      --long ...".
+doptlines=$(grep -E '^ +--?[[:alnum:]]' <<<"$dhelp")
+dhelp_long=$(grep -oE -- '--[a-z][a-z0-9-]*' <<<"$(cut -c1-22 <<<"$doptlines")")
+dhelp_short=$(sed -n 's/^ *\(-[[:alnum:]]\), .*/\1/p' <<<"$doptlines")
+[ "$(wc -l <<<"$dhelp_long")" -ge 5 ] && [ "$(wc -l <<<"$dhelp_short")" -ge 4 ]
+ok $? "cgkilld --help lists options ($(wc -l <<<"$dhelp_long") long, $(wc -l <<<"$dhelp_short") short)"
+
+check "completion/cgkilld parses (bash -n)" bash -n completion/cgkilld
+if command -v zsh >/dev/null; then
+	check "completion/_cgkilld parses (zsh -n)" zsh -n completion/_cgkilld
+else
+	skip "zsh is not installed (apt-get install zsh): completion/_cgkilld not parsed"
+fi
+if command -v fish >/dev/null; then
+	check "completion/cgkilld.fish parses (fish -n)" fish -n completion/cgkilld.fish
+else
+	skip "fish is not installed (apt-get install fish): completion/cgkilld.fish not parsed"
+fi
+[ "$(head -n1 completion/_cgkilld)" = "#compdef cgkilld" ]
+ok $? "completion/_cgkilld starts with '#compdef cgkilld'"
+# bash: the words of compgen -W.
+bash_words=$(sed -n "/compgen -W '/,/' --/p" completion/cgkilld | sed "s/.*compgen -W '//; s/' --.*//" |
+	tr -s ' \t' '\n')
+same_set "cgkilld long options" "cgkilld --help" "$dhelp_long" "completion/cgkilld (compgen -W)" \
+	"$(grep -- '^--' <<<"$bash_words")"
+same_set "cgkilld short options" "cgkilld --help" "$dhelp_short" "completion/cgkilld (compgen -W)" \
+	"$(grep -E -- '^-[[:alnum:]]$' <<<"$bash_words")"
+specs=$(sed -n '/_arguments /,/&& ret=0/p' completion/_cgkilld | grep -F '[')
+zsh_names=$(sed 's/\[.*//' <<<"$specs" | grep -oE -- '--?[[:alnum:]][a-z0-9-]*')
+same_set "cgkilld long options" "cgkilld --help" "$dhelp_long" "completion/_cgkilld (_arguments)" \
+	"$(grep -- '^--' <<<"$zsh_names")"
+same_set "cgkilld short options" "cgkilld --help" "$dhelp_short" "completion/_cgkilld (_arguments)" \
+	"$(grep -E -- '^-[[:alnum:]]$' <<<"$zsh_names")"
+nodesc=$(grep -vE "\[[^]]+\]" <<<"$specs")
+[ -z "$nodesc" ]
+ok $? "completion/_cgkilld: every option has a description" || diag "$nodesc"
+fish_lines=$(grep -E '^complete -c cgkilld .*-[ls] ' completion/cgkilld.fish | grep -v -- ' -n ')
+same_set "cgkilld long options" "cgkilld --help" "$dhelp_long" "completion/cgkilld.fish (complete -l)" \
+	"$(grep -oE -- ' -l [a-z][a-z0-9-]*' <<<"$fish_lines" | sed 's/ -l /--/')"
+same_set "cgkilld short options" "cgkilld --help" "$dhelp_short" "completion/cgkilld.fish (complete -s)" \
+	"$(grep -oE -- ' -s [[:alnum:]]( |$)' <<<"$fish_lines" | sed 's/ -s \(.\).*/-\1/')"
+nodesc=$(grep -v -- " -d '" <<<"$fish_lines")
+[ -z "$nodesc" ]
+ok $? "completion/cgkilld.fish: every option has a description" || diag "$nodesc"
+hard=$(grep -n '/sys/fs/cgroup' completion/cgkilld completion/_cgkilld completion/cgkilld.fish)
+[ -z "$hard" ]
+ok $? "no cgkilld completion hard-codes /sys/fs/cgroup" || diag "$hard"
+
+# In each shell: the options, and configuration files after --config,
+# -c and --check (a directory's trailing / aside: bash leaves it out).
+conf=$tmp/conf
+mkdir -p "$conf/rules.d"
+touch "$conf/a.conf" "$conf/b.conf" "$conf/notes.txt"
+dexpect() {
+	local sh=$1 what=$2 want=$3 got
+	shift 3
+	got=$("${sh}_comp" "$@" | sed 's|/$||' | sort -u)
+	[ "$got" = "$(sed 's|/$||' <<<"$want" | sort -u)" ]
+	ok $? "$sh: cgkilld $what" || diag "completing: $*" "got: $(echo $got)" "want: $(echo $want)"
+}
+dfunctional() {
+	local sh=$1 got
+	got=$("${sh}_comp" cgkilld - | grep -E -- '^-[[:alnum:]]$')
+	same_set "cgkilld: short options offered" "cgkilld --help" "$dhelp_short" "$sh" "$got"
+	got=$("${sh}_comp" cgkilld -- | sed 's/=$//')
+	same_set "cgkilld: long options offered" "cgkilld --help" "$dhelp_long" "$sh" "$got"
+	dexpect "$sh" "--config <dir>/: the *.conf files and the directories" \
+		"$(printf '%s\n' "$conf/a.conf" "$conf/b.conf" "$conf/rules.d")" cgkilld --config "$conf/"
+	dexpect "$sh" "-c <dir>/a -> <dir>/a.conf" "$conf/a.conf" cgkilld -c "$conf/a"
+	dexpect "$sh" "--check <dir>/b -> <dir>/b.conf" "$conf/b.conf" cgkilld --check "$conf/b"
+	dexpect "$sh" "-v --config <dir>/n: no file but *.conf" "" cgkilld -v --config "$conf/n"
+}
+if declare -F bash_comp >/dev/null; then
+	dfunctional bash
+else
+	skip "bash-completion is not installed: cgkilld's bash completion not run"
+fi
+if declare -F zsh_comp >/dev/null; then
+	dfunctional zsh
+else
+	skip "zsh (with zsh/zpty) is not installed: cgkilld's zsh completion not run"
+fi
+if command -v fish >/dev/null; then
+	dfunctional fish
+	nodesc=$(fish -N -c 'source completion/cgkilld.fish; complete -C "cgkilld -"' | grep -v $'\t.')
+	[ -z "$nodesc" ]
+	ok $? "fish: every cgkilld option offered has a description" || diag "$nodesc"
+else
+	skip "fish is not installed: cgkilld's fish completion not run"
 fi
 
 done_testing

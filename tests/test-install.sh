@@ -4,7 +4,10 @@
 # place, the library's soname and symlinks, the version from its one place;
 # then examples/kill-service.c built against the INSTALLED copy through
 # pkg-config and run on a sandbox cgroup, and examples/graceful-stop.sh
-# run with the installed cgkill. Everything that is killed lives in
+# run with the installed cgkill. The daemon's files (cgkilld, its man
+# pages, the unit with its path filled in, the example configuration, the
+# completions) are installed with the rest, and nothing is enabled.
+# Everything that is killed lives in
 # <cgroup mount>/cgkill-test.<pid>.install, created and removed here.
 cd "${0%/*}/.." || exit 1
 src=$PWD
@@ -48,6 +51,12 @@ optional=()
 [ -f completion/_cgkill ] && optional+=(usr/share/zsh/vendor-completions/_cgkill)
 [ -f completion/cgkill.fish ] && optional+=(usr/share/fish/vendor_completions.d/cgkill.fish)
 [ -f data/cgkill-report.schema.json ] && optional+=(usr/share/cgkill/cgkill-report.schema.json)
+[ -f completion/_cgkilld ] && optional+=(usr/share/zsh/vendor-completions/_cgkilld)
+[ -f completion/cgkilld.fish ] && optional+=(usr/share/fish/vendor_completions.d/cgkilld.fish)
+# The daemon's (daemon/daemon.mk, install-daemon).
+daemon_files=(usr/share/man/man8/cgkilld.8 usr/share/man/man5/cgkilld.conf.5
+	usr/lib/systemd/system/cgkilld.service usr/share/doc/cgkill/cgkilld.conf.example
+	usr/share/bash-completion/completions/cgkilld)
 
 # --- the version lives in one place ---------------------------------------
 [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]
@@ -96,12 +105,14 @@ for f in usr/bin/cgkill "usr/lib/$libfile" usr/lib/libcgkill.a \
 	usr/include/cgkill.h usr/lib/pkgconfig/libcgkill.pc usr/share/man/man1/cgkill.1 \
 	usr/share/man/man3/libcgkill.3 usr/share/man/man3/cgk_kill.3 \
 	usr/share/bash-completion/completions/cgkill usr/share/doc/cgkill/README.md \
-	usr/share/doc/cgkill/SECURITY.md "${optional[@]}"; do
+	usr/share/doc/cgkill/SECURITY.md usr/sbin/cgkilld "${daemon_files[@]}" "${optional[@]}"; do
 	[ -f "$root/$f" ] && [ ! -L "$root/$f" ]
 	ok $? "installed /$f"
 done
 [ -x "$root/usr/bin/cgkill" ]
 ok $? "/usr/bin/cgkill is executable"
+[ "$(stat -c %a "$root/usr/sbin/cgkilld")" = 755 ]
+ok $? "/usr/sbin/cgkilld is mode 755"
 [ "$(readlink "$lib/libcgkill.so.1")" = "$libfile" ]
 ok $? "libcgkill.so.1 -> $libfile"
 [ "$(readlink "$lib/libcgkill.so")" = libcgkill.so.1 ]
@@ -111,7 +122,7 @@ soname=$(readelf -d "$lib/$libfile" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/
 ok $? "the installed library has soname libcgkill.so.1 ($soname)"
 for f in usr/include/cgkill.h usr/lib/libcgkill.a usr/lib/pkgconfig/libcgkill.pc \
 	usr/share/man/man1/cgkill.1 usr/share/bash-completion/completions/cgkill \
-	usr/share/doc/cgkill/README.md "${optional[@]}"; do
+	usr/share/doc/cgkill/README.md "${daemon_files[@]}" "${optional[@]}"; do
 	[ "$(stat -c %a "$root/$f")" = 644 ]
 	ok $? "/$f is mode 644"
 done
@@ -137,6 +148,26 @@ outside=$(find "$root" -mindepth 1 -maxdepth 1 ! -name usr)
 ok $? "nothing installed outside /usr" || diag "$outside"
 [ "$("$root/usr/bin/cgkill" --version)" = "cgkill $version" ]
 ok $? "installed cgkill --version says $version"
+"$root/usr/sbin/cgkilld" --version | grep -qE "^cgkilld $version( |\$)"
+ok $? "installed cgkilld --version says $version"
+unit=$root/usr/lib/systemd/system/cgkilld.service
+sed 's|@SBINDIR@|/usr/sbin|g' data/cgkilld.service | cmp -s - "$unit" &&
+	! grep -q @SBINDIR@ "$unit" && grep -qx 'ExecStart=/usr/sbin/cgkilld' "$unit"
+ok $? "the installed unit is data/cgkilld.service with @SBINDIR@ = /usr/sbin" ||
+	diag "$(grep -n 'Exec\|@' "$unit")"
+cmp -s data/cgkilld.conf.example "$root/usr/share/doc/cgkill/cgkilld.conf.example" &&
+	cmp -s man/cgkilld.8 "$root/usr/share/man/man8/cgkilld.8" &&
+	cmp -s man/cgkilld.conf.5 "$root/usr/share/man/man5/cgkilld.conf.5" &&
+	cmp -s completion/cgkilld "$root/usr/share/bash-completion/completions/cgkilld"
+ok $? "cgkilld's example configuration, man pages and bash completion are installed as they are"
+enabled=$(find "$root" -name '*.wants' -o -name '*.requires' -o -path '*/etc/*')
+[ -z "$enabled" ]
+ok $? "nothing enables cgkilld (no .wants, no /etc)" || diag "$enabled"
+if command -v man >/dev/null; then
+	MANPATH=$root/usr/share/man man -w cgkilld.conf >/dev/null 2>&1 &&
+		MANPATH=$root/usr/share/man man -w 8 cgkilld >/dev/null 2>&1
+	ok $? "man finds cgkilld(8) and cgkilld.conf(5) in the installed tree"
+fi
 if command -v man >/dev/null; then
 	MANPATH=$root/usr/share/man man -w cgk_kill >/dev/null 2>&1
 	ok $? "man finds cgk_kill(3) in the installed tree"
@@ -182,19 +213,27 @@ root2=$tmp/root2
 dirs=(PREFIX=/opt/cgk BINDIR=/opt/cgk/sbin LIBDIR=/opt/cgk/lib64 INCLUDEDIR=/opt/cgk/inc
 	MANDIR=/opt/cgk/man PKGCONFIGDIR=/opt/cgk/pc BASHCOMPDIR=/opt/cgk/bashcomp
 	ZSHCOMPDIR=/opt/cgk/zshcomp FISHCOMPDIR=/opt/cgk/fishcomp DOCDIR=/opt/cgk/doc
-	PKGDATADIR=/opt/cgk/data)
+	PKGDATADIR=/opt/cgk/data SBINDIR=/opt/cgk/daemon SYSTEMDUNITDIR=/opt/cgk/units)
 optional2=()
 [ -f completion/_cgkill ] && optional2+=(zshcomp/_cgkill)
 [ -f completion/cgkill.fish ] && optional2+=(fishcomp/cgkill.fish)
 [ -f data/cgkill-report.schema.json ] && optional2+=(data/cgkill-report.schema.json)
+[ -f completion/_cgkilld ] && optional2+=(zshcomp/_cgkilld)
+[ -f completion/cgkilld.fish ] && optional2+=(fishcomp/cgkilld.fish)
 check "make install with every directory set (${dirs[*]%%=*})" \
 	mk install DESTDIR="$root2" "${dirs[@]}"
 for f in sbin/cgkill "lib64/$libfile" lib64/libcgkill.so.1 lib64/libcgkill.so \
 	lib64/libcgkill.a inc/cgkill.h pc/libcgkill.pc man/man1/cgkill.1 man/man3/libcgkill.3 \
-	bashcomp/cgkill doc/README.md doc/SECURITY.md "${optional2[@]}"; do
+	bashcomp/cgkill doc/README.md doc/SECURITY.md daemon/cgkilld man/man8/cgkilld.8 \
+	man/man5/cgkilld.conf.5 units/cgkilld.service doc/cgkilld.conf.example bashcomp/cgkilld \
+	"${optional2[@]}"; do
 	[ -e "$root2/opt/cgk/$f" ]
 	ok $? "installed /opt/cgk/$f"
 done
+grep -qx 'ExecStart=/opt/cgk/daemon/cgkilld' "$root2/opt/cgk/units/cgkilld.service" &&
+	grep -qx 'ExecStartPre=/opt/cgk/daemon/cgkilld --check' "$root2/opt/cgk/units/cgkilld.service"
+ok $? "the unit runs cgkilld from SBINDIR" ||
+	diag "$(grep -n Exec "$root2/opt/cgk/units/cgkilld.service")"
 grep -qx 'libdir=${prefix}/lib64' "$root2/opt/cgk/pc/libcgkill.pc" &&
 	grep -qx 'includedir=${prefix}/inc' "$root2/opt/cgk/pc/libcgkill.pc"
 ok $? "libcgkill.pc follows LIBDIR and INCLUDEDIR"
