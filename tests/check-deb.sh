@@ -1,12 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # `make check-deb`: build the Debian source and binary packages with
-# dpkg-buildpackage in a copy of the tree under /tmp (the build writes its
-# files into the parent directory, which must not be /work), from an
+# dpkg-buildpackage in a copy of the tree under /tmp, or $TMPDIR (the build
+# writes its files into the parent directory, which must not be the
+# source tree's), from an
 # upstream tarball without debian/ (as git archive makes it, see
 # .gitattributes); lintian them when lintian is installed; unpack them with
 # dpkg -x into a scratch root, and run the packaged cgkill and the example
-# against the packaged library. Slow (a full build); not part of `make check`.
+# against the packaged library; the cgkilld package ships the daemon, its
+# unit neither enabled nor started. Slow (a full build); not part of
+# `make check`.
 cd "${0%/*}/.." || exit 1
 src=$PWD
 . tests/tap.sh
@@ -17,7 +20,7 @@ for tool in dpkg-buildpackage dh dpkg-deb; do
 		skip_all "$tool not installed (apt-get install debhelper dpkg-dev)"
 done
 
-tmp=$(mktemp -d /tmp/cgkill-check-deb.XXXXXX) || bail_out "mktemp"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cgkill-check-deb.XXXXXX") || bail_out "mktemp"
 trap 'rm -rf "$tmp"' EXIT
 unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
 
@@ -74,7 +77,7 @@ else
 	skip "lintian not installed"
 fi
 
-for pkg in cgkill libcgkill1 libcgkill-dev; do
+for pkg in cgkill libcgkill1 libcgkill-dev cgkilld; do
 	deb=$tmp/${pkg}_${debversion}_${arch}.deb
 	[ -f "$deb" ]
 	ok $? "built ${deb##*/}" || continue
@@ -89,6 +92,10 @@ optional=()
 [ -f completion/_cgkill ] && optional+=(usr/share/zsh/vendor-completions/_cgkill)
 [ -f completion/cgkill.fish ] && optional+=(usr/share/fish/vendor_completions.d/cgkill.fish)
 [ -f data/cgkill-report.schema.json ] && optional+=(usr/share/cgkill/cgkill-report.schema.json)
+[ -f completion/_cgkilld ] && optional+=(usr/share/zsh/vendor-completions/_cgkilld)
+[ -f completion/cgkilld.fish ] && optional+=(usr/share/fish/vendor_completions.d/cgkilld.fish)
+# cgkilld's unit, where debian/rules puts it (SYSTEMDUNITDIR).
+unit=lib/systemd/system/cgkilld.service
 for f in usr/bin/cgkill "usr/lib/$multiarch/libcgkill.so.1" "usr/lib/$multiarch/$libfile" \
 	usr/include/cgkill.h "usr/lib/$multiarch/libcgkill.so" "usr/lib/$multiarch/libcgkill.a" \
 	"usr/lib/$multiarch/pkgconfig/libcgkill.pc" usr/share/man/man1/cgkill.1.gz \
@@ -96,7 +103,10 @@ for f in usr/bin/cgkill "usr/lib/$multiarch/libcgkill.so.1" "usr/lib/$multiarch/
 	usr/share/doc/cgkill/examples/graceful-stop.sh \
 	usr/share/doc/libcgkill-dev/examples/kill-service.c \
 	usr/share/doc/cgkill/copyright usr/share/doc/libcgkill1/copyright \
-	usr/share/doc/libcgkill-dev/copyright "${optional[@]}"; do
+	usr/share/doc/libcgkill-dev/copyright usr/sbin/cgkilld usr/share/man/man8/cgkilld.8.gz \
+	usr/share/man/man5/cgkilld.conf.5.gz "$unit" usr/share/doc/cgkilld/cgkilld.conf.example \
+	usr/share/bash-completion/completions/cgkilld usr/share/doc/cgkilld/copyright \
+	"${optional[@]}"; do
 	[ -e "$root/$f" ]
 	ok $? "packaged /$f"
 done
@@ -124,6 +134,36 @@ fi
 dpkg-deb --ctrl-tarfile "$tmp/libcgkill1_${debversion}_${arch}.deb" | tar -xOf - ./symbols |
 	grep -qx '\* Build-Depends-Package: libcgkill-dev'
 ok $? "libcgkill1's symbols file names its -dev package (Build-Depends-Package)"
+
+# cgkilld: its files in its package only, the unit with its path filled
+# in, installed but neither enabled nor started.
+kdeb=$tmp/cgkilld_${debversion}_${arch}.deb
+[ "$(dpkg-deb -f "$kdeb" Section)" = admin ] && dpkg-deb -f "$kdeb" Depends | grep -q 'libc6'
+ok $? "cgkilld: Section admin, depends on libc6 (\${shlibs:Depends})"
+others=$(for pkg in cgkill libcgkill1 libcgkill-dev; do
+	dpkg-deb -c "$tmp/${pkg}_${debversion}_${arch}.deb"; done | grep cgkilld)
+[ -z "$others" ]
+ok $? "no other package ships cgkilld's files" || diag "$others"
+grep -qx 'ExecStart=/usr/sbin/cgkilld' "$root/$unit" && ! grep -q @SBINDIR@ "$root/$unit"
+ok $? "the packaged unit runs /usr/sbin/cgkilld" || diag "$(grep -n Exec "$root/$unit")"
+cmp -s data/cgkilld.conf.example "$root/usr/share/doc/cgkilld/cgkilld.conf.example"
+ok $? "the example configuration is data/cgkilld.conf.example"
+wants=$(dpkg-deb -c "$kdeb" | grep -E '\.wants/|/etc/')
+[ -z "$wants" ]
+ok $? "cgkilld ships no .wants link and nothing in /etc" || diag "$wants"
+postinst=$(dpkg-deb --ctrl-tarfile "$kdeb" | tar -xOf - ./postinst 2>/dev/null)
+# dh_installsystemd --no-enable: the unit is enabled again only where it
+# was installed and enabled before (debian-installed, then was-enabled),
+# never on a first install (its plain form enables whatever was-enabled,
+# which defaults to true); --no-start: no deb-systemd-invoke start.
+grep -q 'deb-systemd-helper debian-installed .*cgkilld.service' <<<"$postinst" &&
+	! grep -q 'deb-systemd-invoke' <<<"$postinst"
+ok $? "cgkilld's postinst neither enables nor starts the unit" || diag "$postinst"
+out=$("$root/usr/sbin/cgkilld" --version)
+[[ $out == "cgkilld $version"* ]]
+ok $? "<root>/usr/sbin/cgkilld --version: $out"
+"$root/usr/sbin/cgkilld" --check "$root/usr/share/doc/cgkilld/cgkilld.conf.example" >/dev/null 2>&1
+ok $? "<root>/usr/sbin/cgkilld --check accepts the packaged example"
 
 out=$(LD_LIBRARY_PATH=$lib "$root/usr/bin/cgkill" --version)
 rc=$?
