@@ -27,6 +27,8 @@
 enum trig_bits {
 	TRIG_PIDS_MAX = 1u << 0,	/* pids.events "max" rose by N within a window */
 	TRIG_OOM_KILL = 1u << 1,	/* memory.events / memory.oom_control oom_kill rose */
+	TRIG_PIDS_CURRENT = 1u << 2,	/* pids.current at or above P% of pids.max for a time */
+	TRIG_PIDS = TRIG_PIDS_MAX | TRIG_PIDS_CURRENT,	/* those that arm the pids files */
 };
 
 enum action {
@@ -50,6 +52,8 @@ struct rule {
 	unsigned triggers;	/* enum trig_bits */
 	unsigned pids_max_events;
 	uint64_t pids_window_ms;
+	unsigned pids_current_pct;	/* pids-current: at or above this % of pids.max */
+	uint64_t pids_current_for_ms;	/* for this long */
 	unsigned oom_kills;
 	enum action action;
 	int sig;
@@ -74,7 +78,7 @@ struct config {
 	bool dry_run;
 	char *event_log;	/* JSON lines, or NULL */
 	char *protected_file;	/* NULL: the library's default */
-	uint64_t poll_ms;	/* v1 pids.events: no notification, polled */
+	uint64_t poll_ms;	/* v1 pids.events, pids.current: no notification, polled */
 	bool realtime;		/* SCHED_RR 1 (else nice -10), at start */
 	struct rule *rules;
 	size_t nrules;
@@ -136,7 +140,7 @@ enum src_type {
 	SRC_MEM,	/* v2 memory.events, EPOLLPRI */
 	SRC_MEM_V1,	/* v1 oom eventfd */
 	SRC_MEM_RECHECK,	/* timerfd while an OOM notification waits for its count */
-	SRC_POPULATED,	/* v2 cgroup.events: the v1 pids poll, late v1 counterparts */
+	SRC_POPULATED,	/* v2 cgroup.events: the pids poll, late v1 counterparts */
 };
 
 struct src {
@@ -164,6 +168,12 @@ struct cg {
 	unsigned nsamples, sample_head;
 	struct cg *poll_next;	/* on the v1 poll list */
 	bool on_poll;
+	/* pids-current: pids.current and pids.max of the same hierarchy as
+	 * pids.events (kept open while armed, read on each look) */
+	bool pcur_open;
+	int pcur_fd, pmax_fd;
+	bool high;		/* at or above the rule's percentage ... */
+	uint64_t high_since;	/* ... since then (ms) */
 
 	/* memory */
 	struct src mem;		/* memory.events (v2) or memory.oom_control (v1) */
@@ -193,6 +203,7 @@ struct daemon {
 	struct cg *cgs;		/* all watched cgroups */
 	size_t ncgs;
 	bool v1_poll_logged;
+	bool pcur_poll_logged;
 	char *self_rel, *init_rel;	/* never watched */
 };
 

@@ -9,7 +9,7 @@
  *	[Rule]                   one per rule, any number, in any file
  *	Name=bombs
  *	Match=cgkill-test.*\/job-*
- *	Trigger=pids-max oom-kill
+ *	Trigger=pids-max pids-current oom-kill
  *	...
  *
  * Lines: blanks around keys and values are ignored; '#' or ';' first
@@ -320,10 +320,12 @@ static void set_trigger(struct ctx *x, struct rule *r, const char *v)
 			break;
 		if (n == 8 && !strncmp(s, "pids-max", n))
 			r->triggers |= TRIG_PIDS_MAX;
+		else if (n == 12 && !strncmp(s, "pids-current", n))
+			r->triggers |= TRIG_PIDS_CURRENT;
 		else if (n == 8 && !strncmp(s, "oom-kill", n))
 			r->triggers |= TRIG_OOM_KILL;
 		else
-			ERR("Trigger=: unknown trigger \"%.*s\" (pids-max, oom-kill)", (int)(n > 64 ? 64 : n), s);
+			ERR("Trigger=: unknown trigger \"%.*s\" (pids-max, pids-current, oom-kill)", (int)(n > 64 ? 64 : n), s);
 		s += n;
 	}
 }
@@ -400,6 +402,32 @@ static void rule_key(struct ctx *x, struct rule *r, const char *key, const char 
 				ERR("PidsWindow=%s: must be between 1ms and 1h", v);
 			else
 				r->pids_window_ms = ms;
+		}
+	} else if (!strcmp(key, "PidsCurrentAbove")) {
+		/* "90%" (the sign may be left out): 1% to 100% of pids.max */
+		char num[16];
+		size_t n = strlen(v);
+
+		if (n && v[n - 1] == '%')
+			n--;
+		if (!n || n >= sizeof(num)) {
+			ERR("PidsCurrentAbove=%s: want a percentage of pids.max from 1%% to 100%%", v);
+		} else {
+			memcpy(num, v, n);
+			num[n] = '\0';
+			if (parse_uint(num, 1, 100, &u) < 0)
+				ERR("PidsCurrentAbove=%s: want a percentage of pids.max from 1%% to 100%%", v);
+			else
+				r->pids_current_pct = u;
+		}
+	} else if (!strcmp(key, "PidsCurrentFor")) {
+		uint64_t ms;
+
+		if (duration(x, key, v, false, &ms)) {
+			if (ms < 1 || ms > 3600000)
+				ERR("PidsCurrentFor=%s: must be more than 0 and at most 1h", v);
+			else
+				r->pids_current_for_ms = ms;
 		}
 	} else if (!strcmp(key, "OOMKills")) {
 		if (parse_uint(v, 1, 1000000, &u) < 0)
@@ -478,6 +506,8 @@ static void new_rule(struct ctx *x)
 	*r = (struct rule){
 		.pids_max_events = 10,
 		.pids_window_ms = 1000,
+		.pids_current_pct = 90,
+		.pids_current_for_ms = 5000,
 		.oom_kills = 1,
 		.action = ACT_KILL,
 		.sig = SIGKILL,
@@ -605,7 +635,7 @@ void conf_finish(struct config *cfg, conf_error_fn err, void *userdata)
 		if (!r->match)
 			error_at(cfg, &x, "rule %s: no Match=", r->name);
 		if (!r->triggers)
-			error_at(cfg, &x, "rule %s: no Trigger= (pids-max, oom-kill)", r->name);
+			error_at(cfg, &x, "rule %s: no Trigger= (pids-max, pids-current, oom-kill)", r->name);
 		for (size_t j = 0; j < i; j++)
 			if (cfg->rules[j].name && !strcmp(cfg->rules[j].name, r->name)) {
 				error_at(cfg, &x, "rule %s: already defined at %s:%u", r->name,

@@ -9,6 +9,22 @@
  * poll nor inotify wake), so it is read every PollInterval, and only while
  * the v2 cgroup is populated (cgroup.events notifies that): an idle or
  * empty cgroup costs no wakeup. The log says so when it starts.
+ *
+ * pids-current: pids.current stays at or above PidsCurrentAbove% of
+ * pids.max (the cgroup's own limit, in the hierarchy of its pids.events)
+ * for PidsCurrentFor. pids.current notifies on neither v1 nor v2 (only
+ * pids.events' "max" does, on v2, at 100%), so it is read:
+ *  - on every look at pids.events (each v1 poll tick; each v2 pids.events
+ *    notification) and on each cgroup.events (populated) notification;
+ *  - and, for lack of any notification as it rises below pids.max, every
+ *    PollInterval while the cgroup is populated, with the same one timer
+ *    as the v1 pids.events poll (on v2 too: the log says so once). An
+ *    empty cgroup costs nothing; no timer runs while none is populated.
+ * The duration is measured between those reads: the condition holds from
+ * the first read at or above the percentage until a read below it (or the
+ * cgroup empties); the trigger fires at the first read at least
+ * PidsCurrentFor after it began, so up to one PollInterval late. Then the
+ * duration starts again (a log or dry-run rule reports once per duration).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -76,15 +92,88 @@ static uint64_t read_file_u64(struct cg *c, const char *name, bool *is_max)
 	return strtoull(buf, NULL, 10);
 }
 
+/* A number from an open pids.current or pids.max: false if unreadable;
+ * *unlimited for "max". */
+static bool read_num(int fd, uint64_t *v, bool *unlimited)
+{
+	char buf[64], *end;
+
+	*unlimited = false;
+	if (fd < 0 || read_at0(fd, buf, sizeof(buf)) <= 0)
+		return false;
+	if (!strncmp(buf, "max", 3)) {
+		*unlimited = true;
+		*v = 0;
+		return true;
+	}
+	errno = 0;
+	*v = strtoull(buf, &end, 10);
+	return !errno && end != buf;
+}
+
+/* pids-current: is the condition held long enough? Fires at most once a
+ * duration. */
+static void current_check(struct cg *c, uint64_t t)
+{
+	struct rule *r = c->rule;
+	uint64_t cur, lim;
+	bool cur_max, lim_max, holds;
+
+	if (!c->pcur_open)
+		return;
+	holds = read_num(c->pcur_fd, &cur, &cur_max) && read_num(c->pmax_fd, &lim, &lim_max) &&
+		!cur_max && !lim_max && lim > 0 && cur > 0 &&
+		cur * 100 >= (uint64_t)r->pids_current_pct * lim;
+	if (!holds) {
+		if (c->high)
+			log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: pids-current: below %u%% of pids.max again after %llums",
+				r->name, D.v2, c->rel, r->pids_current_pct,
+				(unsigned long long)(t - c->high_since));
+		c->high = false;
+		return;
+	}
+	if (!c->high) {
+		c->high = true;
+		c->high_since = t;
+		log_msg(LOG_PRI_DEBUG,
+			"rule %s: %s/%s: pids-current: pids.current %llu of %llu, at or above %u%%: acting if it stays for %llums",
+			r->name, D.v2, c->rel, (unsigned long long)cur, (unsigned long long)lim,
+			r->pids_current_pct, (unsigned long long)r->pids_current_for_ms);
+		return;
+	}
+	if (t - c->high_since >= r->pids_current_for_ms) {
+		char json[320], text[256];
+		uint64_t held = t - c->high_since;
+
+		c->high_since = t;	/* a new duration from now */
+		snprintf(json, sizeof(json),
+			 "\"type\": \"pids-current\", \"hierarchy\": %d, \"pids_current\": %llu, \"pids_max\": %llu, "
+			 "\"percent\": %u, \"for_ms\": %llu, \"held_ms\": %llu",
+			 c->pids_v1 ? 1 : 2, (unsigned long long)cur, (unsigned long long)lim,
+			 r->pids_current_pct, (unsigned long long)r->pids_current_for_ms,
+			 (unsigned long long)held);
+		snprintf(text, sizeof(text),
+			 "pids-current (v%d): pids.current %llu of pids.max %llu, at or above %u%% for %llums",
+			 c->pids_v1 ? 1 : 2, (unsigned long long)cur, (unsigned long long)lim,
+			 r->pids_current_pct, (unsigned long long)held);
+		act(c, "pids-current", json, text);
+	}
+}
+
 static void sample(struct cg *c)
 {
 	uint64_t v, t = now_ms(), base, rise;
 	struct rule *r = c->rule;
 
+	if (!(r->triggers & TRIG_PIDS_MAX)) {
+		current_check(c, t);
+		return;
+	}
 	if (!read_max(c, &v))
 		return;	/* going away: the inotify event follows */
 	if (!c->nsamples) {
 		reset(c, t, v);
+		current_check(c, t);
 		return;
 	}
 	/* the counter at now - window: the newest sample not after it, or the
@@ -98,6 +187,7 @@ static void sample(struct cg *c)
 	}
 	if (v < base) {
 		reset(c, t, v);
+		current_check(c, t);
 		return;
 	}
 	rise = v - base;
@@ -123,9 +213,11 @@ static void sample(struct cg *c)
 			 (unsigned long long)r->pids_window_ms, (unsigned long long)cur,
 			 lim_max ? "max" : lims);
 		act(c, "pids-max", json, text);
+		c->high = false;	/* acted on: pids-current starts over */
 		return;
 	}
 	push(c, t, v);
+	current_check(c, t);
 }
 
 void pids_event(struct cg *c)
@@ -133,14 +225,21 @@ void pids_event(struct cg *c)
 	sample(c);
 }
 
-/* The v1 poll timer runs while at least one v1-polled cgroup is populated. */
+/* Is c read every PollInterval now? v1 pids.events, and pids.current
+ * (v1 or v2), only while populated. */
+static bool polled(const struct cg *c)
+{
+	return c->pids.fd >= 0 && c->populated && !c->dead && (c->pids_v1 || c->pcur_open);
+}
+
+/* The poll timer runs while at least one polled cgroup is populated. */
 static void poll_update(void)
 {
 	bool need = false;
 	struct itimerspec its = { 0 };
 
 	for (struct cg *c = D.cgs; c && !need; c = c->next)
-		need = c->pids_v1 && c->pids.fd >= 0 && c->populated;
+		need = polled(c);
 	if (need == D.v1poll_armed)
 		return;
 	if (need) {
@@ -149,9 +248,9 @@ static void poll_update(void)
 		its.it_interval = its.it_value;
 	}
 	if (timerfd_settime(D.v1poll.fd, 0, &its, NULL) < 0)
-		log_msg(LOG_PRI_ERR, "v1 pids poll timer: %s", strerror(errno));
+		log_msg(LOG_PRI_ERR, "pids poll timer: %s", strerror(errno));
 	D.v1poll_armed = need;
-	log_msg(LOG_PRI_DEBUG, "v1 pids poll %s", need ? "started" : "stopped");
+	log_msg(LOG_PRI_DEBUG, "pids poll %s", need ? "started" : "stopped");
 }
 
 /* The v2 cgroup's populated state changed (watch.c read it). */
@@ -161,6 +260,8 @@ void pids_populated_event(struct cg *c)
 		return;
 	if (c->populated)
 		sample(c);
+	else
+		c->high = false;	/* emptied: the condition ends */
 	poll_update();
 }
 
@@ -171,8 +272,45 @@ void pids_poll_tick(void)
 	if (read(D.v1poll.fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		log_msg(LOG_PRI_DEBUG, "v1 poll timer: %s", strerror(errno));
 	for (struct cg *c = D.cgs; c; c = c->next)
-		if (c->pids_v1 && c->pids.fd >= 0 && c->populated && !c->dead)
+		if (polled(c))
 			sample(c);
+}
+
+static int open_at(const char *base, const char *rel, const char *name);
+
+/* pids-current: pids.current and pids.max beside the pids.events just
+ * opened in dir (the v2 cgroup or its v1 counterpart). */
+static void current_open(struct cg *c, const char *dir)
+{
+	if (!(c->rule->triggers & TRIG_PIDS_CURRENT) || c->pcur_open)
+		return;
+	c->pcur_fd = open_at(dir, "", "pids.current");
+	c->pmax_fd = c->pcur_fd >= 0 ? open_at(dir, "", "pids.max") : -1;
+	if (c->pmax_fd < 0) {
+		if (errno != ENOENT)
+			open_failed(dir, errno);
+		if (c->pcur_fd >= 0)
+			close(c->pcur_fd);
+		return;
+	}
+	c->pcur_open = true;
+	c->high = false;
+	if (!D.pcur_poll_logged) {
+		log_msg(LOG_PRI_NOTICE,
+			"pids.current gives no notification (v1 or v2): reading it every %llums in the cgroups watched by pids-current rules while they are populated",
+			(unsigned long long)D.cfg.poll_ms);
+		D.pcur_poll_logged = true;
+	}
+}
+
+static void current_close(struct cg *c)
+{
+	if (!c->pcur_open)
+		return;
+	close(c->pcur_fd);
+	close(c->pmax_fd);
+	c->pcur_open = false;
+	c->high = false;
 }
 
 static int open_at(const char *base, const char *rel, const char *name)
@@ -194,12 +332,18 @@ bool pids_arm(struct cg *c, bool quiet)
 
 	c->pids.type = SRC_PIDS;
 	if (fd >= 0) {
+		char dir[4096];
+
 		c->pids.fd = fd;
 		c->pids_v1 = false;
-		if (epoll_add(&c->pids, EPOLLPRI) < 0)
+		if (epoll_add(&c->pids, EPOLLPRI) < 0) {
 			src_close(&c->pids);
-		else
-			sample(c);
+			return true;
+		}
+		snprintf(dir, sizeof(dir), "%s/%s", D.v2, c->rel);
+		current_open(c, dir);
+		sample(c);
+		poll_update();
 		return true;
 	}
 	v1 = v1_counterpart(c, D.v1_pids, "pids");
@@ -209,20 +353,21 @@ bool pids_arm(struct cg *c, bool quiet)
 			open_failed(v1, errno);
 		else if (!quiet && c->rule->told_unarmed++ == 0)
 			log_msg(LOG_PRI_NOTICE,
-				"rule %s: %s/%s has no pids.events (v2) and no v1 pids counterpart yet: pids-max armed once there is one%s",
+				"rule %s: %s/%s has no pids.events (v2) and no v1 pids counterpart yet: its pids triggers are armed once there is one%s",
 				c->rule->name, D.v2, c->rel, " (said once for each rule)");
 		free(v1);
 		return false;
 	}
 	c->pids.fd = fd;
 	c->pids_v1 = true;
-	if (!D.v1_poll_logged) {
+	if (c->rule->triggers & TRIG_PIDS_MAX && !D.v1_poll_logged) {
 		log_msg(LOG_PRI_NOTICE,
 			"v1 pids.events gives no notification: reading it every %llums in the watched cgroups while they are populated",
 			(unsigned long long)D.cfg.poll_ms);
 		D.v1_poll_logged = true;
 	}
-	log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: pids-max on %s", c->rule->name, D.v2, c->rel, v1);
+	current_open(c, v1);
+	log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: pids triggers on %s", c->rule->name, D.v2, c->rel, v1);
 	free(v1);
 	sample(c);
 	poll_update();
@@ -231,9 +376,10 @@ bool pids_arm(struct cg *c, bool quiet)
 
 void pids_disarm(struct cg *c)
 {
-	bool was = c->pids_v1 && c->populated && c->pids.fd >= 0;
+	bool was = c->pids.fd >= 0 && c->populated && (c->pids_v1 || c->pcur_open);
 
 	src_close(&c->pids);
+	current_close(c);
 	c->pids_v1 = false;
 	if (was) {
 		c->populated = false;	/* for poll_update(); watch.c closes cgroup.events */

@@ -156,8 +156,8 @@ void watch_populated_event(struct cg *c)
 {
 	read_populated(c);
 	if (c->populated) {
-		if ((c->rule->triggers & TRIG_PIDS_MAX) && c->pids.fd < 0 && pids_arm(c, true))
-			log_msg(LOG_PRI_INFO, "rule %s: %s/%s: pids-max armed (v1 counterpart found)",
+		if ((c->rule->triggers & TRIG_PIDS) && c->pids.fd < 0 && pids_arm(c, true))
+			log_msg(LOG_PRI_INFO, "rule %s: %s/%s: pids triggers armed (v1 counterpart found)",
 				c->rule->name, D.v2, c->rel);
 		if ((c->rule->triggers & TRIG_OOM_KILL) && c->mem.fd < 0 && memory_arm(c, true))
 			log_msg(LOG_PRI_INFO, "rule %s: %s/%s: oom-kill armed (v1 counterpart found)",
@@ -198,8 +198,10 @@ static void add_cg(struct rule *r, const char *rel)
 	D.ncgs++;
 	/* hybrid layouts: a v1 counterpart may come later than the v2
 	 * cgroup; it is looked for again whenever the cgroup becomes
-	 * populated, which cgroup.events notifies */
-	if (((r->triggers & TRIG_PIDS_MAX) && D.v1_pids) || ((r->triggers & TRIG_OOM_KILL) && D.v1_memory)) {
+	 * populated, which cgroup.events notifies. pids-current (v1 and v2)
+	 * reads pids.current only while the cgroup is populated. */
+	if (((r->triggers & TRIG_PIDS) && D.v1_pids) || (r->triggers & TRIG_PIDS_CURRENT) ||
+	    ((r->triggers & TRIG_OOM_KILL) && D.v1_memory)) {
 		char *p = full_path(rel);
 
 		c->pop.type = SRC_POPULATED;
@@ -211,7 +213,7 @@ static void add_cg(struct rule *r, const char *rel)
 			src_close(&c->pop);
 		read_populated(c);
 	}
-	if (r->triggers & TRIG_PIDS_MAX)
+	if (r->triggers & TRIG_PIDS)
 		pids_arm(c, false);
 	if (r->triggers & TRIG_OOM_KILL)
 		memory_arm(c, false);
