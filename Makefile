@@ -1,7 +1,8 @@
 # cgkill: GNU make. make, make check, make demo, make bench, make fuzz,
 # make install / make uninstall (PREFIX, DESTDIR, BINDIR, LIBDIR, INCLUDEDIR,
 # MANDIR, PKGCONFIGDIR, BASHCOMPDIR, ZSHCOMPDIR, FISHCOMPDIR, DOCDIR,
-# PKGDATADIR), make check-deb. WERROR=1: warnings are errors (see WARN).
+# PKGDATADIR; the daemon's SBINDIR, SYSTEMDUNITDIR), make check-deb,
+# make lint. WERROR=1: warnings are errors (see WARN).
 B ?= build
 VERSION := $(shell sed -n 's/^\#define CGK_VERSION "\(.*\)"/\1/p' include/cgkill.h)
 # The shared library: soname libcgkill.so.$(SOVERSION), which changes only

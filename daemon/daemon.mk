@@ -18,7 +18,7 @@ SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSCONFDIR ?= /etc
 SBINDIR ?= $(PREFIX)/sbin
 
-# Not part of install (yet): make install-daemon; nothing is enabled.
+# Part of make install (and uninstall); nothing is enabled.
 install-daemon: $(DAEMON_BIN)
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DOCDIR)
