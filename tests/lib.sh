@@ -41,3 +41,61 @@ same_set() {
 	[ -z "$d" ]
 	ok $? "$what: everything in $b_name is in $a_name" || diag "missing from $a_name: $(echo $d)"
 }
+
+# Start "$@" in cgroup $1 (under $tmp, which the test makes); its pid in
+# $spawned, and in spawned_pids for the cleanup, once the cgroup lists it:
+# 0, or 1 if it did not start or show up there. A monitor subshell, which
+# stays where this shell is, waits for it and writes its wait status to
+# $tmp/spawn.N.status (and keeps bash from printing "Killed").
+declare -A spawn_status
+spawned_pids=()
+nspawn=0
+spawn_in() {
+	local dir=$1 f i
+	shift
+	f=$tmp/spawn.$((++nspawn))
+	(
+		(echo "$BASHPID" >"$dir/cgroup.procs" && exec "$@") </dev/null >/dev/null 2>&1 &
+		echo $! >"$f.tmp" && mv "$f.tmp" "$f.pid"
+		wait $!
+		echo $? >"$f.tmp" && mv "$f.tmp" "$f.status"
+	) 2>/dev/null &
+	spawned=""
+	for ((i = 0; i < 100; i++)); do
+		[ -e "$f.pid" ] && break
+		sleep 0.05
+	done
+	spawned=$(cat "$f.pid" 2>/dev/null)
+	[ -n "$spawned" ] || { diag "could not start $*"; return 1; }
+	spawned_pids+=("$spawned")
+	spawn_status[$spawned]=$f.status
+	for ((i = 0; i < 100; i++)); do
+		grep -qx "$spawned" "$dir/cgroup.procs" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	diag "pid $spawned did not show up in $dir"
+	return 1
+}
+
+# Did process $1 (from spawn_in) end with wait status $2 (128 + signal)
+# within $3 seconds?
+died_with() {
+	local f=${spawn_status[$1]} i got
+	for ((i = 0; i < $3 * 20; i++)); do
+		if [ -e "$f" ]; then
+			got=$(cat "$f")
+			[ "$got" = "$2" ] || diag "pid $1: wait status $got, wanted $2"
+			[ "$got" = "$2" ]
+			return
+		fi
+		sleep 0.05
+	done
+	diag "pid $1 still alive"
+	return 1
+}
+
+alive() {
+	local state
+	state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
+	[ -n "$state" ] && [ "$state" != Z ]
+}

@@ -16,7 +16,6 @@ src=$PWD
 
 tmp=$(mktemp -d /tmp/cgkill-test-install.XXXXXX) || bail_out "mktemp"
 sandbox=""
-pids=()
 
 # Kill what is left in the sandbox (only the pids its own cgroup.procs
 # files list), thaw it, remove it bottom-up with retries.
@@ -27,7 +26,7 @@ cleanup() {
 		[ -w "$sandbox/freezer.state" ] && echo THAWED >"$sandbox/freezer.state" 2>/dev/null
 		rm_cgroup_tree "$sandbox"
 	fi
-	for pid in "${pids[@]}"; do
+	for pid in "${spawned_pids[@]}"; do
 		kill -KILL "$pid" 2>/dev/null
 	done
 	wait 2>/dev/null
@@ -249,59 +248,6 @@ mount_of() {
 		for (i = 7; $i != "-"; i++) ;
 		if ($(i + 1) == t && (c == "" || index("," $NF ",", "," c ","))) { print $5; exit }
 	}' /proc/self/mountinfo
-}
-
-# Start "$@" in cgroup $1; its pid in $spawned once it is listed there. A
-# small monitor subshell (staying where this shell is) waits for it and
-# records its wait status in $tmp/spawn.N.status, so that this shell has
-# no job of its own killed (bash would print "Killed" for each).
-declare -A status_file
-nspawn=0
-spawn_in() {
-	local dir=$1 f i
-	shift
-	f=$tmp/spawn.$((++nspawn))
-	(
-		(echo "$BASHPID" >"$dir/cgroup.procs" && exec "$@") </dev/null >/dev/null 2>&1 &
-		echo $! >"$f.tmp" && mv "$f.tmp" "$f.pid"
-		wait $!
-		echo $? >"$f.tmp" && mv "$f.tmp" "$f.status"
-	) 2>/dev/null &
-	for ((i = 0; i < 100; i++)); do
-		[ -e "$f.pid" ] && break
-		sleep 0.05
-	done
-	spawned=$(cat "$f.pid" 2>/dev/null)
-	[ -n "$spawned" ] || bail_out "could not start $*"
-	pids+=("$spawned")
-	status_file[$spawned]=$f.status
-	for ((i = 0; i < 100; i++)); do
-		grep -qx "$spawned" "$dir/cgroup.procs" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	diag "pid $spawned did not show up in $dir"
-}
-
-# Did process $1 end with wait status $2 (128 + signal) within $3 seconds?
-died_with() {
-	local f=${status_file[$1]} i got
-	for ((i = 0; i < $3 * 20; i++)); do
-		if [ -e "$f" ]; then
-			got=$(cat "$f")
-			[ "$got" = "$2" ] || diag "pid $1: wait status $got, wanted $2"
-			[ "$got" = "$2" ]
-			return
-		fi
-		sleep 0.05
-	done
-	diag "pid $1 still alive"
-	return 1
-}
-
-alive() {
-	local state
-	state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
-	[ -n "$state" ] && [ "$state" != Z ]
 }
 
 mnt=$(mount_of cgroup2)

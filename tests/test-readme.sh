@@ -20,12 +20,11 @@ nm "$build/libcgkill.a" 2>/dev/null | grep -q ' U __asan_init' && san="-fsanitiz
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 tmp=$(mktemp -d /tmp/cgkill-test-readme.XXXXXX) || bail_out "mktemp"
 sandbox=""
-monitors=()
 
 cleanup() {
 	local pid
 	[ -n "$sandbox" ] && [ -d "$sandbox" ] && rm_cgroup_tree "$sandbox"
-	for pid in "${monitors[@]}"; do
+	for pid in "${spawned_pids[@]}"; do
 		kill -KILL "$pid" 2>/dev/null
 	done
 	wait 2>/dev/null
@@ -79,60 +78,6 @@ ok $? "the first program takes its cgroup from the command line, and names none 
 mnt=$(awk '{ for (i = 7; $i != "-"; i++) ; if ($(i + 1) == "cgroup2") { print $5; exit } }' \
 	/proc/self/mountinfo)
 
-# Start "$@" in cgroup $1; its pid in $spawned once the cgroup lists it. A
-# monitor subshell, which stays where this shell is, waits for it and
-# writes its wait status to $tmp/spawn.N.status (and keeps bash from
-# printing "Killed").
-declare -A status_of
-nspawn=0
-spawn_in() {
-	local dir=$1 f i
-	shift
-	f=$tmp/spawn.$((++nspawn))
-	(
-		(echo "$BASHPID" >"$dir/cgroup.procs" && exec "$@") </dev/null >/dev/null 2>&1 &
-		echo $! >"$f.tmp" && mv "$f.tmp" "$f.pid"
-		wait $!
-		echo $? >"$f.tmp" && mv "$f.tmp" "$f.status"
-	) 2>/dev/null &
-	monitors+=($!)
-	spawned=""
-	for ((i = 0; i < 100; i++)); do
-		[ -e "$f.pid" ] && break
-		sleep 0.05
-	done
-	spawned=$(cat "$f.pid" 2>/dev/null)
-	[ -n "$spawned" ] || return 1
-	status_of[$spawned]=$f.status
-	for ((i = 0; i < 100; i++)); do
-		grep -qx "$spawned" "$dir/cgroup.procs" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
-# Did process $1 end with wait status $2 within $3 seconds?
-ended_with() {
-	local f=${status_of[$1]} i got
-	for ((i = 0; i < $3 * 20; i++)); do
-		if [ -e "$f" ]; then
-			got=$(cat "$f")
-			[ "$got" = "$2" ] || diag "pid $1: wait status $got, wanted $2"
-			[ "$got" = "$2" ]
-			return
-		fi
-		sleep 0.05
-	done
-	diag "pid $1 still alive"
-	return 1
-}
-
-alive() {
-	local state
-	state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
-	[ -n "$state" ] && [ "$state" != Z ]
-}
-
 if [ ! -x "$tmp/first" ] || [ -z "$runnable" ]; then
 	skip "the README's first program was not built, or is not safe to run"
 elif [ "$(id -u)" -ne 0 ]; then
@@ -157,7 +102,7 @@ else
 	rc=$?
 	[ $rc -eq 0 ] && [ -z "$err" ]
 	ok $? "the first program on the target: exit 0, nothing on stderr" || diag "exit $rc: $err"
-	ended_with "$victim" 137 5
+	died_with "$victim" 137 5
 	ok $? "the sleeping process died of SIGKILL"
 	[ -z "$(cat "$sandbox/target/cgroup.procs")" ] &&
 		grep -qx 'populated 0' "$sandbox/target/cgroup.events"
