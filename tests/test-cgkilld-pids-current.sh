@@ -117,6 +117,7 @@ fill() {
 	done
 	wait_for 60 "$n processes in box/$rel" eval '[ "$(count '"$rel"')" -eq '"$n"' ]'
 }
+# shellcheck disable=SC2034 # filled through fill's nameref
 warm=() hot=() blip=()
 
 # below the percentage: 17 of 20 (85%), held through all of what follows
