@@ -17,8 +17,10 @@ need_cgkilld() {
 	[ "$(id -u)" -eq 0 ] || skip_all "needs root (cgroup sandboxes)"
 }
 
+# The bomb tests: the fork bomb program and the command.
 need_forkbomb() {
 	[ -x "$FORKBOMB" ] || bail_out "$FORKBOMB not built (make tests)"
+	need_cgkill
 }
 
 # Mount point of a hierarchy from mountinfo: "cgroup2", or a v1 controller.
@@ -138,13 +140,39 @@ start_in() {
 	kd_pids+=("$started")
 }
 
+# kd_first CONTROLLER MKCG-ARGS...: the test's first cgroup (mkcg); the
+# test is skipped where the layout has no such controller at all.
+kd_first() {
+	local controller=$1
+	shift
+	mkcg "$@"
+	case $? in
+	0) ;;
+	2) skip_all "no $controller controller: neither cgroup v2 $controller nor a v1 $controller hierarchy" ;;
+	*) bail_out "cannot create the sandbox below $v2/$box" ;;
+	esac
+}
+
+# kd_sentinels CONTROLLER REL...: a sentinel in each box/REL, in
+# $sent_<last component of REL>, and one in the sandbox itself, in
+# $sent_parent, where CONTROLLER is not enabled below the v2 root (a process
+# may stand beside child cgroups only there; else $sent_parent is empty).
+kd_sentinels() {
+	local controller=$1 rel
+	shift
+	for rel in "$@"; do
+		sentinel "$rel" || bail_out "no sentinel in $rel"
+		printf -v "sent_${rel##*/}" '%s' "$started"
+	done
+	sent_parent=
+	v2_has "$controller" && return
+	sentinel . || bail_out "no sentinel in the sandbox"
+	sent_parent=$started
+}
+
 # A sentinel: a sleeper in box/REL that must survive; its pid in $started.
 sentinel() {
 	run_in "$1" sleep 3600
-}
-
-alive() {
-	kill -0 "$1" 2>/dev/null && [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ]
 }
 
 # wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds (bounded).

@@ -18,16 +18,10 @@ cd "${0%/*}/.." || exit 1
 
 need_cgkilld
 need_forkbomb
-[ -x "$CGKILL" ] || bail_out "$CGKILL not built"
 kd_setup actions
 PMAX=8
 
-mkcg jobs/frozen $PMAX
-case $? in
-0) ;;
-2) skip_all "no pids controller: neither cgroup v2 pids nor a v1 pids hierarchy" ;;
-*) bail_out "cannot create the sandbox below $v2/$box" ;;
-esac
+kd_first pids jobs/frozen $PMAX
 mkcg logged/x $PMAX || bail_out "cannot create box/logged/x"
 mkcg slow/x $PMAX || bail_out "cannot create box/slow/x"
 mkcg patient/x $PMAX || bail_out "cannot create box/patient/x"

@@ -16,16 +16,10 @@ cd "${0%/*}/.." || exit 1
 
 need_cgkilld
 need_forkbomb
-[ -x "$CGKILL" ] || bail_out "$CGKILL not built"
 kd_setup bomb
 PMAX=300
 
-mkcg jobs/bomb $PMAX
-case $? in
-0) ;;
-2) skip_all "no pids controller: neither cgroup v2 pids nor a v1 pids hierarchy" ;;
-*) bail_out "cannot create the sandbox below $v2/$box" ;;
-esac
+kd_first pids jobs/bomb $PMAX
 mkcg jobs/calm 100 || bail_out "cannot create $box/jobs/calm"
 mkcg other || bail_out "cannot create $box/other"
 if v2_has pids; then
@@ -36,16 +30,7 @@ else
 	hier=1
 fi
 
-sentinel jobs/calm || bail_out "no sentinel in jobs/calm"
-sent_calm=$started
-sentinel other || bail_out "no sentinel in other"
-sent_other=$started
-sent_parent=
-# a process beside child cgroups: only where no controller is enabled below
-if ! v2_has pids; then
-	sentinel . || bail_out "no sentinel in the sandbox"
-	sent_parent=$started
-fi
+kd_sentinels pids jobs/calm other
 
 conf=$kd_tmp/cgkilld.conf
 events=$kd_tmp/events.json

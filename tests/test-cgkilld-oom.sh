@@ -15,22 +15,11 @@ need_cgkilld
 kd_setup oom
 LIMIT=$((64 << 20))
 
-mkcg jobs/hog "" $LIMIT
-case $? in
-0) ;;
-2) skip_all "no memory controller: neither cgroup v2 memory nor a v1 memory hierarchy" ;;
-*) bail_out "cannot create the sandbox below $v2/$box" ;;
-esac
+kd_first memory jobs/hog "" $LIMIT
 mkcg other "" $LIMIT || bail_out "cannot create $box/other"
 if v2_has memory; then hier=2; else hier=1; fi
 
-sentinel other || bail_out "no sentinel in other"
-sent_other=$started
-sent_parent=
-if ! v2_has memory; then
-	sentinel . || bail_out "no sentinel in the sandbox"
-	sent_parent=$started
-fi
+kd_sentinels memory other
 
 events=$kd_tmp/events.json
 conf=$kd_tmp/cgkilld.conf

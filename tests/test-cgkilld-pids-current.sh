@@ -22,12 +22,7 @@ need_cgkilld
 kd_setup pidscur
 PMAX=20
 
-mkcg jobs/hot $PMAX
-case $? in
-0) ;;
-2) skip_all "no pids controller: neither cgroup v2 pids nor a v1 pids hierarchy" ;;
-*) bail_out "cannot create the sandbox below $v2/$box" ;;
-esac
+kd_first pids jobs/hot $PMAX
 mkcg jobs/warm $PMAX || bail_out "cannot create $box/jobs/warm"
 mkcg jobs/calm $PMAX || bail_out "cannot create $box/jobs/calm"
 mkcg slow/blip $PMAX || bail_out "cannot create $box/slow/blip"
@@ -62,15 +57,7 @@ check "--check accepts PidsCurrentAbove=100% with PidsCurrentFor=500ms and pids-
 printf '[Rule]\nName=x\nMatch=%s/jobs/*\nTrigger=pids-current\nPidsCurrentAbove=1\n' "$box" >"$c"
 check "--check accepts PidsCurrentAbove=1 (the % sign left out)" "$CGKILLD" --check "$c"
 
-sentinel jobs/calm || bail_out "no sentinel in jobs/calm"
-sent_calm=$started
-sentinel other || bail_out "no sentinel in other"
-sent_other=$started
-sent_parent=
-if ! v2_has pids; then
-	sentinel . || bail_out "no sentinel in the sandbox"
-	sent_parent=$started
-fi
+kd_sentinels pids jobs/calm other
 
 conf=$kd_tmp/cgkilld.conf
 events=$kd_tmp/events.json

@@ -19,24 +19,12 @@ cd "${0%/*}/.." || exit 1
 
 need_cgkilld
 need_forkbomb
-[ -x "$CGKILL" ] || bail_out "$CGKILL not built"
 kd_setup watch
 PMAX=8
 
-mkcg jobs/first $PMAX
-case $? in
-0) ;;
-2) skip_all "no pids controller: neither cgroup v2 pids nor a v1 pids hierarchy" ;;
-*) bail_out "cannot create the sandbox below $v2/$box" ;;
-esac
+kd_first pids jobs/first $PMAX
 mkcg other || bail_out "cannot create $box/other"
-sentinel other || bail_out "no sentinel in other"
-sent_other=$started
-sent_parent=
-if ! v2_has pids; then
-	sentinel . || bail_out "no sentinel in the sandbox"
-	sent_parent=$started
-fi
+kd_sentinels pids other
 
 sentinels_live() {
 	alive "$sent_other" && { [ -z "$sent_parent" ] || alive "$sent_parent"; }
