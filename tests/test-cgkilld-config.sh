@@ -131,4 +131,11 @@ printf '[Rule]\nName=x\n' >"$c"
 rc=$?
 [ $rc -ne 0 ] && grep -q "not starting" "$kd_tmp/bad.log"
 ok $? "with a bad configuration the daemon does not start (exit $rc)"
+# The rule files users copy: the example the packages ship, and the
+# README's.
+check "--check accepts data/cgkilld.conf.example" "$CGKILLD" --check data/cgkilld.conf.example
+awk '/^```ini/ { f = 1; next } /^```/ { f = 0 } f' README.md >"$kd_tmp/readme.conf"
+[ -s "$kd_tmp/readme.conf" ] && "$CGKILLD" --check "$kd_tmp/readme.conf" >/dev/null
+ok $? "--check accepts the README's rule file"
+
 done_testing
