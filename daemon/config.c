@@ -260,7 +260,7 @@ static void set_match(struct ctx *x, struct rule *r, const char *v)
 			ERR("Match=%s: empty, \".\" or \"..\" component", v);
 			goto fail;
 		}
-		if (memchr(s, '\0', cl) || (cl > 255)) {
+		if (cl > 255) {
 			ERR("Match=%s: component too long", v);
 			goto fail;
 		}
