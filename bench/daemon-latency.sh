@@ -297,7 +297,7 @@ idle() {
 	sleep "$IDLE_SECS"
 	b=$(sw)
 	# what woke it, as far as its log (-v) says
-	echo "idle, $n watched cgroups: $(($(wc -l <"$kd_log") - l0)) log lines in the window; the first 5:"
+	echo "idle, $n watched cgroups: $(($(wc -l <"$kd_log") - l0)) log lines in the window (the first 5 follow)"
 	tail -n +$((l0 + 1)) "$kd_log" | head -5 | sed 's/^/# idle log: /'
 	rss=$(awk '/VmRSS/ { print $2 }' "/proc/$kd_daemon/status")
 	wpm=$(((b - a) * 60 / IDLE_SECS))
