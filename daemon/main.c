@@ -197,7 +197,7 @@ static void survive(void)
 	if (fd >= 0)
 		close(fd);
 	/* Beside a fork bomb of equal weight, a daemon at nice 0 waited up
-	 * to seconds for a CPU (daemon/bench-latency.sh): it wakes at
+	 * to seconds for a CPU (bench/daemon-latency.sh): it wakes at
 	 * SCHED_RR 1, or failing that at nice -10. Its work per wakeup is
 	 * small; a runaway is bounded by the kernel's RT throttling. */
 	if (D.cfg.realtime) {
