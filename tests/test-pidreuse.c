@@ -59,8 +59,10 @@
 #endif
 #define NS_PID_MAX 348		/* pids 300..347 after the first wrap: reuse within ms */
 #define NAIVE_ROUND 100		/* naive runs between looks at the recorders */
+/* The naive signaller's first hit came after 100 to 2,400 runs in five
+ * runs of this test (2026-12-05); 5,000 missed now and then. */
 #ifndef NAIVE_MAX_RUNS
-#define NAIVE_MAX_RUNS 5000
+#define NAIVE_MAX_RUNS 30000
 #endif
 #ifndef NAIVE_GAP_US
 #define NAIVE_GAP_US 0
@@ -257,6 +259,11 @@ static void naive(const char *target, int sig, unsigned gap_us, struct ns_out *r
 		sb_sleep_ms(20);	/* let the recorders write */
 		res->naive_hits = rec_take(NULL);
 	}
+	/* A hit of the last round may still be on its way on a loaded machine. */
+	if (!res->naive_hits) {
+		sb_sleep_ms(500);
+		res->naive_hits = rec_take(NULL);
+	}
 }
 
 /* As PID 1 of a pid namespace with a /proc of its own and a tiny pid range:
@@ -322,7 +329,9 @@ static void test_small_ns(unsigned runs)
 	note("smallns: positive control: a naive signaller (list, %d us gap, pidfd, no membership "
 	     "check) sent %u signals in %u runs and hit %u bystander(s)", NAIVE_GAP_US,
 	     o.naive_signals, o.naive_runs, o.naive_hits);
-	ok(o.naive_hits > 0, "smallns: the scene does catch stray signals (the naive signaller's)");
+	if (!ok(o.naive_hits > 0, "smallns: the scene does catch stray signals (the naive signaller's)"))
+		diag("the naive signaller sent %u signals in %u runs without a hit", o.naive_signals,
+		     o.naive_runs);
 	no_hits("smallns (late)");
 out:
 	scene_end(&s);
