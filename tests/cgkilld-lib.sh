@@ -1,13 +1,16 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # shellcheck shell=bash
-# Helpers of the cgkilld tests (tests/test-cgkilld-*.sh), sourced after
-# tap.sh and lib.sh.
+# Helpers of the cgkilld tests (tests/test-cgkilld-*.sh), which source
+# this file alone (it brings tap.sh and lib.sh) from the tree's top.
 #
 # Every test works in sandbox cgroups of its own: cgkill-test.<pid>.<name>
 # below the cgroup v2 mount and, on hybrid layouts, the same path below the
 # v1 pids and memory hierarchies; the daemon under test gets a configuration
 # whose rules match only below that unique path. Everything is removed at
 # exit (kd_cleanup, from the EXIT trap), the daemon stopped first.
+
+. tests/tap.sh
+. tests/lib.sh
 
 CGKILLD=${CGKILLD:-$build/cgkilld}
 FORKBOMB=${FORKBOMB:-$build/tests/forkbomb}

@@ -77,6 +77,17 @@ spawn_in() {
 	return 1
 }
 
+# The EXIT trap of a test that spawns: what spawn_in started, the wait for
+# their monitors, and $tmp.
+kill_spawned() {
+	local pid
+	for pid in "${spawned_pids[@]}"; do
+		kill -KILL "$pid" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+
 # Did process $1 (from spawn_in) end with wait status $2 (128 + signal)
 # within $3 seconds?
 died_with() {

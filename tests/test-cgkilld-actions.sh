@@ -12,8 +12,6 @@
 #   STATUS=, WATCHDOG=1 at half WATCHDOG_USEC, RELOADING=1 on SIGHUP,
 #   STOPPING=1; and every log line has a syslog priority prefix.
 cd "${0%/*}/.." || exit 1
-. tests/tap.sh
-. tests/lib.sh
 . tests/cgkilld-lib.sh
 
 need_cgkilld

@@ -10,8 +10,6 @@
 # here) to the daemon's event, and to an empty cgroup. Then a second bomb
 # in the same cgroup within the post-action delay is left alone.
 cd "${0%/*}/.." || exit 1
-. tests/tap.sh
-. tests/lib.sh
 . tests/cgkilld-lib.sh
 
 need_cgkilld

@@ -8,8 +8,6 @@
 # replaces them. Only sandbox cgroups are created; the daemon's rules match
 # only below the sandbox's unique path.
 cd "${0%/*}/.." || exit 1
-. tests/tap.sh
-. tests/lib.sh
 . tests/cgkilld-lib.sh
 
 need_cgkilld

@@ -7,8 +7,6 @@
 # use nothing. Sentinels in a sibling (box/other, memory-limited too) and
 # in the parent (box, where the layout allows it) must live.
 cd "${0%/*}/.." || exit 1
-. tests/tap.sh
-. tests/lib.sh
 . tests/cgkilld-lib.sh
 
 need_cgkilld

@@ -14,8 +14,6 @@
 #    (where the layout allows a process there) live.
 # And --check refuses bad values, naming file:line.
 cd "${0%/*}/.." || exit 1
-. tests/tap.sh
-. tests/lib.sh
 . tests/cgkilld-lib.sh
 
 need_cgkilld

@@ -13,8 +13,6 @@
 # Sentinels in a sibling (box/other) and in the parent (box, where the
 # layout allows it) must live throughout.
 cd "${0%/*}/.." || exit 1
-. tests/tap.sh
-. tests/lib.sh
 . tests/cgkilld-lib.sh
 
 need_cgkilld

@@ -20,17 +20,12 @@ sandbox=""
 # Kill what is left in the sandbox (only the pids its own cgroup.procs
 # files list), thaw it, remove it bottom-up with retries.
 cleanup() {
-	local pid
 	if [ -n "$sandbox" ] && [ -d "$sandbox" ]; then
 		[ -w "$sandbox/cgroup.freeze" ] && echo 0 >"$sandbox/cgroup.freeze" 2>/dev/null
 		[ -w "$sandbox/freezer.state" ] && echo THAWED >"$sandbox/freezer.state" 2>/dev/null
 		rm_cgroup_tree "$sandbox"
 	fi
-	for pid in "${spawned_pids[@]}"; do
-		kill -KILL "$pid" 2>/dev/null
-	done
-	wait 2>/dev/null
-	rm -rf "$tmp"
+	kill_spawned
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

@@ -22,13 +22,8 @@ tmp=$(mktemp -d /tmp/cgkill-test-readme.XXXXXX) || bail_out "mktemp"
 sandbox=""
 
 cleanup() {
-	local pid
 	[ -n "$sandbox" ] && [ -d "$sandbox" ] && rm_cgroup_tree "$sandbox"
-	for pid in "${spawned_pids[@]}"; do
-		kill -KILL "$pid" 2>/dev/null
-	done
-	wait 2>/dev/null
-	rm -rf "$tmp"
+	kill_spawned
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
