@@ -23,16 +23,6 @@ static int error_vset(struct cgk_error *e, int err, const char *subject, const c
 	return err;
 }
 
-int cgk_error_set(struct cgk_error *e, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	error_vset(e, err, NULL, fmt, ap);
-	va_end(ap);
-	return err;
-}
-
 int cgk_error_about(struct cgk_error *e, int err, const char *subject, const char *fmt, ...)
 {
 	va_list ap;

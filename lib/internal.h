@@ -45,12 +45,10 @@ struct cgk_error {
 	char *subject;		/* NULL: the target's path */
 	char *what;
 };
-/* Say why err happened; returns err. */
-int cgk_error_set(struct cgk_error *e, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-/* The same, naming another subject than the target (a path as given). */
+/* Say why err happened, of subject (NULL: the target); returns err. */
 int cgk_error_about(struct cgk_error *e, int err, const char *subject, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+#define cgk_error_set(e, err, ...) cgk_error_about(e, err, NULL, __VA_ARGS__)
 /* cgk_error_set unless a deeper call already said why this err happened. */
 int cgk_error_wrap(struct cgk_error *e, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -26,14 +26,6 @@ need_forkbomb() {
 	need_cgkill
 }
 
-# Mount point of a hierarchy from mountinfo: "cgroup2", or a v1 controller.
-mount_of() {
-	awk -v want="$1" '{ for (i = 7; i <= NF; i++) if ($i == "-") break
-		if (want == "cgroup2" && $(i + 1) == "cgroup2") { print $5; exit }
-		if ($(i + 1) == "cgroup") { n = split($(i + 3), o, ","); for (j = 1; j <= n; j++)
-			if (o[j] == want) { print $5; exit } } }' /proc/self/mountinfo
-}
-
 v2=$(mount_of cgroup2)
 v1pids=$(mount_of pids)
 v1mem=$(mount_of memory)

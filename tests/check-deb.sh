@@ -13,6 +13,7 @@
 cd "${0%/*}/.." || exit 1
 src=$PWD
 . tests/tap.sh
+. tests/lib.sh
 
 [ -d debian ] || skip_all "no debian/ here (release tarballs leave it out)"
 for tool in dpkg-buildpackage dh dpkg-deb; do
@@ -87,13 +88,7 @@ done
 lib=$root/usr/lib/$multiarch
 # The real file of libcgkill.so.1: libcgkill.so.1.MINOR.PATCH (see Makefile).
 libfile=libcgkill.so.1.${version#*.}
-# Shipped only when the tree has them (the Makefile installs them then).
-optional=()
-[ -f completion/_cgkill ] && optional+=(usr/share/zsh/vendor-completions/_cgkill)
-[ -f completion/cgkill.fish ] && optional+=(usr/share/fish/vendor_completions.d/cgkill.fish)
-[ -f data/cgkill-report.schema.json ] && optional+=(usr/share/cgkill/cgkill-report.schema.json)
-[ -f completion/_cgkilld ] && optional+=(usr/share/zsh/vendor-completions/_cgkilld)
-[ -f completion/cgkilld.fish ] && optional+=(usr/share/fish/vendor_completions.d/cgkilld.fish)
+mapfile -t optional < <(optional_files usr/share/zsh/vendor-completions usr/share/fish/vendor_completions.d usr/share/cgkill)
 # cgkilld's unit, where debian/rules puts it (SYSTEMDUNITDIR).
 unit=lib/systemd/system/cgkilld.service
 for f in usr/bin/cgkill "usr/lib/$multiarch/libcgkill.so.1" "usr/lib/$multiarch/$libfile" \

@@ -27,6 +27,26 @@ rm_cgroup_tree() {
 	diag "could not remove $dir"
 }
 
+# Mount point of a hierarchy from mountinfo: "cgroup2", or a v1 controller.
+mount_of() {
+	awk -v want="$1" '{ for (i = 7; i <= NF; i++) if ($i == "-") break
+		if (want == "cgroup2" && $(i + 1) == "cgroup2") { print $5; exit }
+		if ($(i + 1) == "cgroup") { n = split($(i + 3), o, ","); for (j = 1; j <= n; j++)
+			if (o[j] == want) { print $5; exit } } }' /proc/self/mountinfo
+}
+
+# What make install and the packages ship only when the tree has it (the
+# Makefile's guards), one path a line, below the zsh completion, fish
+# completion and data directories $1, $2 and $3.
+optional_files() {
+	[ -f completion/_cgkill ] && echo "$1/_cgkill"
+	[ -f completion/cgkill.fish ] && echo "$2/cgkill.fish"
+	[ -f data/cgkill-report.schema.json ] && echo "$3/cgkill-report.schema.json"
+	[ -f completion/_cgkilld ] && echo "$1/_cgkilld"
+	[ -f completion/cgkilld.fish ] && echo "$2/cgkilld.fish"
+	return 0
+}
+
 words() {
 	printf '%s\n' "$@" | sed '/^$/d' | sort -u
 }

@@ -96,8 +96,7 @@ EOF2
 chmod +x "$tmp/bin/systemctl"
 cp "$CGKILL" "$tmp/bin/cgkill"
 PATH_FAKE=$tmp/bin:$PATH
-v2=$(awk '{ for (i = 7; i <= NF; i++) if ($i == "-") break; if ($(i + 1) == "cgroup2") { print $5; exit } }' \
-	/proc/self/mountinfo)
+v2=$(mount_of cgroup2)
 rel=""
 if [ -n "$v2" ] && [ "$(id -u)" -eq 0 ] && mkdir "$v2/cgkill-test.$$.comp" 2>/dev/null; then
 	box=$v2/cgkill-test.$$.comp

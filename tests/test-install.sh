@@ -40,13 +40,7 @@ mk() {
 version=$(sed -n 's/^#define CGK_VERSION "\(.*\)"/\1/p' include/cgkill.h)
 # The real file of libcgkill.so.1: libcgkill.so.1.MINOR.PATCH (see Makefile).
 libfile=libcgkill.so.1.${version#*.}
-# Installed only when the tree has them (the Makefile's guards).
-optional=()
-[ -f completion/_cgkill ] && optional+=(usr/share/zsh/vendor-completions/_cgkill)
-[ -f completion/cgkill.fish ] && optional+=(usr/share/fish/vendor_completions.d/cgkill.fish)
-[ -f data/cgkill-report.schema.json ] && optional+=(usr/share/cgkill/cgkill-report.schema.json)
-[ -f completion/_cgkilld ] && optional+=(usr/share/zsh/vendor-completions/_cgkilld)
-[ -f completion/cgkilld.fish ] && optional+=(usr/share/fish/vendor_completions.d/cgkilld.fish)
+mapfile -t optional < <(optional_files usr/share/zsh/vendor-completions usr/share/fish/vendor_completions.d usr/share/cgkill)
 # The daemon's (daemon/daemon.mk, install-daemon).
 daemon_files=(usr/share/man/man8/cgkilld.8 usr/share/man/man5/cgkilld.conf.5
 	usr/lib/systemd/system/cgkilld.service usr/share/doc/cgkill/cgkilld.conf.example
@@ -208,12 +202,7 @@ dirs=(PREFIX=/opt/cgk BINDIR=/opt/cgk/sbin LIBDIR=/opt/cgk/lib64 INCLUDEDIR=/opt
 	MANDIR=/opt/cgk/man PKGCONFIGDIR=/opt/cgk/pc BASHCOMPDIR=/opt/cgk/bashcomp
 	ZSHCOMPDIR=/opt/cgk/zshcomp FISHCOMPDIR=/opt/cgk/fishcomp DOCDIR=/opt/cgk/doc
 	PKGDATADIR=/opt/cgk/data SBINDIR=/opt/cgk/daemon SYSTEMDUNITDIR=/opt/cgk/units)
-optional2=()
-[ -f completion/_cgkill ] && optional2+=(zshcomp/_cgkill)
-[ -f completion/cgkill.fish ] && optional2+=(fishcomp/cgkill.fish)
-[ -f data/cgkill-report.schema.json ] && optional2+=(data/cgkill-report.schema.json)
-[ -f completion/_cgkilld ] && optional2+=(zshcomp/_cgkilld)
-[ -f completion/cgkilld.fish ] && optional2+=(fishcomp/cgkilld.fish)
+mapfile -t optional2 < <(optional_files zshcomp fishcomp data)
 check "make install with every directory set (${dirs[*]%%=*})" \
 	mk install DESTDIR="$root2" "${dirs[@]}"
 for f in sbin/cgkill "lib64/$libfile" lib64/libcgkill.so.1 lib64/libcgkill.so \
@@ -238,15 +227,8 @@ ok $? "uninstall removes every file it installed" || diag "left: $left"
 
 # --- run the examples on a sandbox cgroup -----------------------------------
 # The cgroup v2 mount, else a v1 hierarchy with the freezer.
-mount_of() {
-	awk -v t="$1" -v c="$2" '{
-		for (i = 7; $i != "-"; i++) ;
-		if ($(i + 1) == t && (c == "" || index("," $NF ",", "," c ","))) { print $5; exit }
-	}' /proc/self/mountinfo
-}
-
 mnt=$(mount_of cgroup2)
-[ -n "$mnt" ] || mnt=$(mount_of cgroup freezer)
+[ -n "$mnt" ] || mnt=$(mount_of freezer)
 if [ "$(id -u)" -ne 0 ]; then
 	skip "the runs on a sandbox cgroup need root"
 elif [ -z "$mnt" ]; then

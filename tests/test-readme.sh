@@ -68,10 +68,7 @@ fi
 ok $? "the first program takes its cgroup from the command line, and names none itself" ||
 	diag "not run: it could kill a cgroup outside the sandbox"
 
-# The cgroup v2 mount, as /proc/self/mountinfo lists it (its fifth field;
-# the file system type follows the "-").
-mnt=$(awk '{ for (i = 7; $i != "-"; i++) ; if ($(i + 1) == "cgroup2") { print $5; exit } }' \
-	/proc/self/mountinfo)
+mnt=$(mount_of cgroup2)
 
 if [ ! -x "$tmp/first" ] || [ -z "$runnable" ]; then
 	skip "the README's first program was not built, or is not safe to run"
