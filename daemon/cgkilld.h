@@ -28,7 +28,36 @@ enum trig_bits {
 	TRIG_PIDS_MAX = 1u << 0,	/* pids.events "max" rose by N within a window */
 	TRIG_OOM_KILL = 1u << 1,	/* memory.events / memory.oom_control oom_kill rose */
 	TRIG_PIDS_CURRENT = 1u << 2,	/* pids.current at or above P% of pids.max for a time */
+	TRIG_MEMORY_PRESSURE = 1u << 3,	/* PSI trigger on memory.pressure (or /proc/pressure/memory) */
+	TRIG_CPU_PRESSURE = 1u << 4,	/* ... cpu.pressure */
+	TRIG_IO_PRESSURE = 1u << 5,	/* ... io.pressure */
+	TRIG_PRESSURE_LEVEL = 1u << 6,	/* v1 memory.pressure_level through cgroup.event_control */
+	TRIG_SWAP = 1u << 7,	/* the machine's swap used above a share */
 	TRIG_PIDS = TRIG_PIDS_MAX | TRIG_PIDS_CURRENT,	/* those that arm the pids files */
+	TRIG_PSI = TRIG_MEMORY_PRESSURE | TRIG_CPU_PRESSURE | TRIG_IO_PRESSURE,
+	/* those after which Reap=auto releases the victims' memory */
+	TRIG_MEMORY = TRIG_OOM_KILL | TRIG_MEMORY_PRESSURE | TRIG_PRESSURE_LEVEL | TRIG_SWAP,
+};
+
+/* PSI resources, in the order of their files and of struct cg's psi[] */
+enum psi_res { PSI_MEMORY = 0, PSI_CPU, PSI_IO, PSI_NRES };
+
+/* Victim=: whom a rule acts on. SELF is the matched cgroup; the others
+ * choose among its candidates (victim.c), largest figure first. */
+enum victim {
+	VICTIM_SELF = 0,
+	VICTIM_MEMORY,		/* memory.current - memory.low (v1: usage_in_bytes) */
+	VICTIM_GROWTH,		/* memory growth since the episode began */
+	VICTIM_PRESSURE,	/* the rule's PSI kind, avg10 of memory.pressure */
+	VICTIM_PROCESSES,	/* number of processes */
+	VICTIM_SWAP,		/* memory.swap.current (v1: memsw - usage) */
+};
+
+/* Globs (fnmatch(3), FNM_PATHNAME) on a candidate's path relative to the
+ * matched cgroup. */
+struct globs {
+	char **v;
+	size_t n;
 };
 
 enum action {
@@ -64,6 +93,29 @@ struct rule {
 	bool dry_run;
 	uint64_t delay_ms;	/* post-action delay */
 	unsigned max_per_minute;	/* 0: no limit */
+
+	/* pressure (trigger-pressure.c) */
+	bool pressure_full;	/* PressureLimit= "full" (else "some") */
+	unsigned pressure_pct;	/* stall share of the window, 1..100 */
+	uint64_t pressure_window_ms;	/* the kernel trigger's window */
+	uint64_t pressure_duration_ms;	/* how long it must last */
+	bool pressure_system;	/* PressureOf=system: /proc/pressure/ */
+	bool pressure_reclaim;	/* also need pgscan to rise */
+	int pressure_level;	/* v1: 0 low, 1 medium, 2 critical */
+	unsigned swap_pct;	/* swap: used at or above this % of SwapTotal */
+
+	/* victim choice (victim.c) */
+	enum victim victim;
+	struct globs prefer, avoid, omit;
+	bool victim_xattrs;	/* honour user.cgkill_{prefer,avoid,omit} */
+
+	/* hooks (hook.c): argv, NULL if none */
+	char **exec_pre, **exec_post;
+	uint64_t exec_timeout_ms;
+
+	int reap;		/* -1 auto (memory triggers and SIGKILL), 0, 1 */
+	bool record_kills;	/* user.cgkill_kills on the victim */
+
 	char *file;		/* where the [Rule] section starts */
 	unsigned line;
 
@@ -104,6 +156,9 @@ void conf_finish(struct config *cfg, conf_error_fn err, void *userdata);
 void conf_load(struct config *cfg, const char *path, bool optional, conf_error_fn err,
 	       void *userdata);
 const char *action_name(enum action a);
+const char *victim_name(enum victim v);
+/* Does the rule's kill send SIGKILL (its signal or an escalation)? */
+bool rule_sends_sigkill(const struct rule *r);
 
 /* ---- logging and the service manager (notify.c) ---- */
 enum { LOG_PRI_ERR = 3, LOG_PRI_WARNING = 4, LOG_PRI_NOTICE = 5, LOG_PRI_INFO = 6, LOG_PRI_DEBUG = 7 };
@@ -130,6 +185,7 @@ char *cgroup_rel(const char *pid);
 
 /* ---- watched cgroups (watch.c) and triggers ---- */
 struct cg;
+struct victim_base;
 
 enum src_type {
 	SRC_INOTIFY = 1,
@@ -141,6 +197,9 @@ enum src_type {
 	SRC_MEM_V1,	/* v1 oom eventfd */
 	SRC_MEM_RECHECK,	/* timerfd while an OOM notification waits for its count */
 	SRC_POPULATED,	/* v2 cgroup.events: the pids poll, late v1 counterparts */
+	SRC_PSI,	/* a PSI trigger, EPOLLPRI */
+	SRC_PRESSURE_LEVEL,	/* v1 memory.pressure_level eventfd */
+	SRC_SWAP,	/* timerfd: the swap poll */
 };
 
 struct src {
@@ -182,6 +241,17 @@ struct cg {
 	struct src recheck;	/* v1: timerfd, only while waiting */
 	unsigned rechecks;
 	uint64_t oom_base;
+
+	/* pressure: one PSI trigger per resource, the v1 level eventfd */
+	struct src psi[PSI_NRES];
+	struct src plevel;
+	int plevel_file;	/* memory.pressure_level, kept open while registered */
+	uint64_t episode_start;	/* first trigger event of the current episode (ms), 0 none */
+	uint64_t episode_last;	/* last trigger event */
+	uint64_t pgscan_base;	/* at the episode's start */
+
+	/* victim choice: the figures at the episode's start (victim.c) */
+	struct victim_base *vbase;
 
 	uint64_t holdoff_until;
 };
@@ -229,9 +299,37 @@ void pids_populated_event(struct cg *c);
 void pids_poll_tick(void);
 void pids_disarm(struct cg *c);
 
+/* PSI triggers and the v1 pressure level (trigger-pressure.c) */
+bool pressure_arm(struct cg *c, bool quiet);
+void pressure_event(struct cg *c, struct src *s);
+void pressure_disarm(struct cg *c);
+/* The rule's window and limit as the kernel's trigger text
+ * ("full 400000 2000000"); 0 or -EINVAL outside the kernel's bounds
+ * (why says which), for --check. privileged: CAP_SYS_RESOURCE. */
+int pressure_trigger_text(const struct rule *r, bool privileged, char *buf, size_t size, char *why,
+			  size_t whysize);
+
 bool memory_arm(struct cg *c, bool quiet);
 void memory_event(struct cg *c, enum src_type type);
 void memory_disarm(struct cg *c);
+
+/* Victim choice (victim.c). The candidates under c (its leaves, or a
+ * subtree with memory.oom.group=1 as one), best first, omitted ones left
+ * out: rels relative to D.v2, malloc'ed. why: the top five with their
+ * figures, one text; json: the same as a JSON array. Returns the count,
+ * 0 if none, or -errno. */
+int victim_rank(struct cg *c, char ***rels, char **why, char **json);
+void victim_free(char **rels, int n);
+/* An episode began on c (first pressure event): remember the figures
+ * that growth is measured from. */
+void victim_episode_start(struct cg *c);
+void victim_forget(struct cg *c);
+
+/* Hooks (hook.c): run argv with env (NULL-terminated "K=V"), wait at most
+ * timeout_ms, killing it then. Returns its exit status, 128+signal if
+ * killed by one, or -errno (-ETIMEDOUT when it was killed at its timeout). */
+#define HOOK_VETO 100	/* ExecPreKill= exit status that vetoes the action */
+int hook_run(char *const argv[], char *const env[], uint64_t timeout_ms);
 
 /* A trigger fired on c: what and its values, as "key": value JSON members
  * and as a log text. */

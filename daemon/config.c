@@ -31,6 +31,23 @@
 #define CONF_MAX_SIZE (1 << 20)
 #define CONF_MAX_RULES 4096
 #define NAME_MAX_LEN 64
+#define TRIGGER_NAMES \
+	"pids-max, pids-current, oom-kill, memory-pressure, cpu-pressure, io-pressure, memory-pressure-level, swap"
+/* the kernel's bounds of a PSI trigger's window (kernel/sched/psi.c) */
+#define PSI_WINDOW_MIN_MS 500
+#define PSI_WINDOW_MAX_MS 10000
+
+bool rule_sends_sigkill(const struct rule *r)
+{
+	if (r->action != ACT_KILL)
+		return false;
+	if (r->sig == SIGKILL)
+		return true;
+	for (size_t i = 0; i < r->nesc; i++)
+		if (r->esc[i].sig == SIGKILL)
+			return true;
+	return false;
+}
 
 const char *action_name(enum action a)
 {
@@ -50,8 +67,28 @@ void conf_init(struct config *cfg)
 	*cfg = (struct config){ .poll_ms = 20, .realtime = true };
 }
 
+static void strv_free(char **v)
+{
+	for (char **p = v; p && *p; p++)
+		free(*p);
+	free(v);
+}
+
+static void globs_free(struct globs *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		free(g->v[i]);
+	free(g->v);
+	*g = (struct globs){ 0 };
+}
+
 static void rule_free(struct rule *r)
 {
+	globs_free(&r->prefer);
+	globs_free(&r->avoid);
+	globs_free(&r->omit);
+	strv_free(r->exec_pre);
+	strv_free(r->exec_post);
 	free(r->name);
 	free(r->match);
 	for (size_t i = 0; i < r->ncomp; i++)
@@ -324,8 +361,18 @@ static void set_trigger(struct ctx *x, struct rule *r, const char *v)
 			r->triggers |= TRIG_PIDS_CURRENT;
 		else if (n == 8 && !strncmp(s, "oom-kill", n))
 			r->triggers |= TRIG_OOM_KILL;
+		else if (n == 15 && !strncmp(s, "memory-pressure", n))
+			r->triggers |= TRIG_MEMORY_PRESSURE;
+		else if (n == 12 && !strncmp(s, "cpu-pressure", n))
+			r->triggers |= TRIG_CPU_PRESSURE;
+		else if (n == 11 && !strncmp(s, "io-pressure", n))
+			r->triggers |= TRIG_IO_PRESSURE;
+		else if (n == 21 && !strncmp(s, "memory-pressure-level", n))
+			r->triggers |= TRIG_PRESSURE_LEVEL;
+		else if (n == 4 && !strncmp(s, "swap", n))
+			r->triggers |= TRIG_SWAP;
 		else
-			ERR("Trigger=: unknown trigger \"%.*s\" (pids-max, pids-current, oom-kill)", (int)(n > 64 ? 64 : n), s);
+			ERR("Trigger=: unknown trigger \"%.*s\" (" TRIGGER_NAMES ")", (int)(n > 64 ? 64 : n), s);
 		s += n;
 	}
 }
@@ -370,6 +417,167 @@ static void add_escalation(struct ctx *x, struct rule *r, const char *v)
 		return;
 	}
 	r->esc[r->nesc++] = (struct escalation){ .after_ms = ms, .sig = sig };
+}
+
+/* "N%" or "N", min..max */
+static int parse_percent(const char *v, unsigned min, unsigned max, unsigned *out)
+{
+	char num[16];
+	size_t n = strlen(v);
+
+	if (n && v[n - 1] == '%')
+		n--;
+	if (!n || n >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, v, n);
+	num[n] = '\0';
+	return parse_uint(num, min, max, out);
+}
+
+/* The next blank-separated word of *s, with '...' and "..." quoting
+ * (backslash escapes the next character inside double quotes); NULL at
+ * the end, *err set on an unterminated quote or no memory. */
+static char *next_word(const char **s, bool *err)
+{
+	const char *p = *s;
+	char *w, *o;
+
+	while (blank(*p))
+		p++;
+	if (!*p) {
+		*s = p;
+		return NULL;
+	}
+	w = o = malloc(strlen(p) + 1);
+	if (!w) {
+		*err = true;
+		return NULL;
+	}
+	while (*p && !blank(*p)) {
+		if (*p == '\'' || *p == '"') {
+			char q = *p++;
+
+			while (*p && *p != q) {
+				if (q == '"' && *p == '\\' && p[1])
+					p++;
+				*o++ = *p++;
+			}
+			if (*p != q) {
+				free(w);
+				*err = true;
+				return NULL;
+			}
+			p++;
+		} else {
+			*o++ = *p++;
+		}
+	}
+	*o = '\0';
+	*s = p;
+	return w;
+}
+
+/* ExecPreKill=, ExecPostKill=: an absolute path and its arguments, split
+ * at blanks with shell-like quotes; no shell. Empty: no hook. */
+static void set_command(struct ctx *x, const char *key, const char *v, char ***dst)
+{
+	char **argv = NULL, *w;
+	size_t n = 0;
+	bool err = false;
+
+	while ((w = next_word(&v, &err))) {
+		char **grown = realloc(argv, (n + 2) * sizeof(*argv));
+
+		if (!grown) {
+			free(w);
+			err = true;
+			break;
+		}
+		argv = grown;
+		argv[n++] = w;
+		argv[n] = NULL;
+	}
+	if (err) {
+		ERR("%s=: an unterminated quote (or out of memory)", key);
+	} else if (n && argv[0][0] != '/') {
+		ERR("%s=%s: the command must be an absolute path", key, argv[0]);
+		err = true;
+	}
+	if (err) {
+		strv_free(argv);
+		return;
+	}
+	strv_free(*dst);
+	*dst = argv;
+}
+
+/* Prefer=, Avoid=, Omit=: globs, blank-separated, added to the list;
+ * empty clears it. */
+static void add_globs(struct ctx *x, const char *key, const char *v, struct globs *g)
+{
+	char *w;
+	bool err = false;
+
+	if (!*v) {
+		globs_free(g);
+		return;
+	}
+	while ((w = next_word(&v, &err))) {
+		char *p = w, **grown;
+
+		while (*p == '/')
+			p++;
+		if (!*p || strstr(p, "..")) {
+			ERR("%s=%s: a glob must name a cgroup below the matched one (no \"..\")", key, w);
+			free(w);
+			continue;
+		}
+		memmove(w, p, strlen(p) + 1);
+		grown = realloc(g->v, (g->n + 1) * sizeof(*g->v));
+		if (!grown) {
+			free(w);
+			err = true;
+			break;
+		}
+		g->v = grown;
+		g->v[g->n++] = w;
+	}
+	if (err)
+		ERR("%s=: an unterminated quote (or out of memory)", key);
+}
+
+static void set_pressure_limit(struct ctx *x, struct rule *r, const char *v)
+{
+	const char *pct = v;
+	unsigned u;
+
+	if (!strncmp(v, "some", 4) && blank(v[4])) {
+		r->pressure_full = false;
+		pct = v + 4;
+	} else if (!strncmp(v, "full", 4) && blank(v[4])) {
+		r->pressure_full = true;
+		pct = v + 4;
+	}
+	while (blank(*pct))
+		pct++;
+	if (parse_percent(pct, 1, 100, &u) < 0)
+		ERR("PressureLimit=%s: want [some|full] and a share of the window from 1%% to 100%%, e.g. \"full 20%%\"", v);
+	else
+		r->pressure_pct = u;
+}
+
+static const char *const victim_names[] = {
+	[VICTIM_SELF] = "self",
+	[VICTIM_MEMORY] = "memory",
+	[VICTIM_GROWTH] = "memory-growth",
+	[VICTIM_PRESSURE] = "pressure",
+	[VICTIM_PROCESSES] = "processes",
+	[VICTIM_SWAP] = "swap",
+};
+
+const char *victim_name(enum victim v)
+{
+	return (size_t)v < sizeof(victim_names) / sizeof(*victim_names) ? victim_names[v] : "?";
 }
 
 static void rule_key(struct ctx *x, struct rule *r, const char *key, const char *v)
@@ -479,6 +687,94 @@ static void rule_key(struct ctx *x, struct rule *r, const char *key, const char 
 			ERR("MaxActionsPerMinute=%s: want 1 to %d, or infinity", v, STORM_SLOTS);
 		else
 			r->max_per_minute = u;
+	} else if (!strcmp(key, "PressureLimit")) {
+		set_pressure_limit(x, r, v);
+	} else if (!strcmp(key, "PressureWindow")) {
+		uint64_t ms;
+
+		if (duration(x, key, v, false, &ms)) {
+			if (ms < PSI_WINDOW_MIN_MS || ms > PSI_WINDOW_MAX_MS)
+				ERR("PressureWindow=%s: the kernel takes windows from 500ms to 10s", v);
+			else
+				r->pressure_window_ms = ms;
+		}
+	} else if (!strcmp(key, "PressureDuration")) {
+		uint64_t ms;
+
+		if (duration(x, key, v, false, &ms)) {
+			if (ms < 1 || ms > 3600000)
+				ERR("PressureDuration=%s: must be more than 0 and at most 1h", v);
+			else
+				r->pressure_duration_ms = ms;
+		}
+	} else if (!strcmp(key, "PressureOf")) {
+		if (!strcmp(v, "cgroup"))
+			r->pressure_system = false;
+		else if (!strcmp(v, "system"))
+			r->pressure_system = true;
+		else
+			ERR("PressureOf=%s: want cgroup or system", v);
+	} else if (!strcmp(key, "PressureNeedsReclaim")) {
+		if (parse_bool(v, &r->pressure_reclaim) < 0)
+			ERR("PressureNeedsReclaim=%s: not a boolean (yes or no)", v);
+	} else if (!strcmp(key, "PressureLevel")) {
+		if (!strcmp(v, "low"))
+			r->pressure_level = 0;
+		else if (!strcmp(v, "medium"))
+			r->pressure_level = 1;
+		else if (!strcmp(v, "critical"))
+			r->pressure_level = 2;
+		else
+			ERR("PressureLevel=%s: want low, medium or critical", v);
+	} else if (!strcmp(key, "SwapUsedAbove")) {
+		if (parse_percent(v, 1, 100, &u) < 0)
+			ERR("SwapUsedAbove=%s: want a percentage of SwapTotal from 1%% to 100%%", v);
+		else
+			r->swap_pct = u;
+	} else if (!strcmp(key, "Victim")) {
+		size_t i;
+
+		for (i = 0; i < sizeof(victim_names) / sizeof(*victim_names); i++)
+			if (!strcmp(v, victim_names[i]))
+				break;
+		if (i == sizeof(victim_names) / sizeof(*victim_names))
+			ERR("Victim=%s: want self, memory, memory-growth, pressure, processes or swap", v);
+		else
+			r->victim = (enum victim)i;
+	} else if (!strcmp(key, "Prefer")) {
+		add_globs(x, key, v, &r->prefer);
+	} else if (!strcmp(key, "Avoid")) {
+		add_globs(x, key, v, &r->avoid);
+	} else if (!strcmp(key, "Omit")) {
+		add_globs(x, key, v, &r->omit);
+	} else if (!strcmp(key, "VictimXattrs")) {
+		if (parse_bool(v, &r->victim_xattrs) < 0)
+			ERR("VictimXattrs=%s: not a boolean (yes or no)", v);
+	} else if (!strcmp(key, "ExecPreKill")) {
+		set_command(x, key, v, &r->exec_pre);
+	} else if (!strcmp(key, "ExecPostKill")) {
+		set_command(x, key, v, &r->exec_post);
+	} else if (!strcmp(key, "ExecTimeout")) {
+		uint64_t ms;
+
+		if (duration(x, key, v, false, &ms)) {
+			if (ms < 1 || ms > 600000)
+				ERR("ExecTimeout=%s: must be more than 0 and at most 10min", v);
+			else
+				r->exec_timeout_ms = ms;
+		}
+	} else if (!strcmp(key, "Reap")) {
+		bool yes;
+
+		if (!strcmp(v, "auto"))
+			r->reap = -1;
+		else if (parse_bool(v, &yes) < 0)
+			ERR("Reap=%s: want yes, no or auto", v);
+		else
+			r->reap = yes;
+	} else if (!strcmp(key, "RecordKills")) {
+		if (parse_bool(v, &r->record_kills) < 0)
+			ERR("RecordKills=%s: not a boolean (yes or no)", v);
 	} else {
 		ERR("unknown key %s in [Rule]", key);
 	}
@@ -515,6 +811,16 @@ static void new_rule(struct ctx *x)
 		.backend = CGK_BACKEND_AUTO,
 		.delay_ms = 15000,
 		.max_per_minute = 6,
+		.pressure_full = true,
+		.pressure_pct = 60,
+		.pressure_window_ms = 2000,
+		.pressure_duration_ms = 10000,
+		.pressure_level = 2,
+		.swap_pct = 90,
+		.victim_xattrs = true,
+		.exec_timeout_ms = 5000,
+		.reap = -1,
+		.record_kills = true,
 		.line = x->line,
 	};
 	r->file = strdup(x->file);
@@ -635,7 +941,7 @@ void conf_finish(struct config *cfg, conf_error_fn err, void *userdata)
 		if (!r->match)
 			error_at(cfg, &x, "rule %s: no Match=", r->name);
 		if (!r->triggers)
-			error_at(cfg, &x, "rule %s: no Trigger= (pids-max, pids-current, oom-kill)", r->name);
+			error_at(cfg, &x, "rule %s: no Trigger= (" TRIGGER_NAMES ")", r->name);
 		for (size_t j = 0; j < i; j++)
 			if (cfg->rules[j].name && !strcmp(cfg->rules[j].name, r->name)) {
 				error_at(cfg, &x, "rule %s: already defined at %s:%u", r->name,
@@ -644,6 +950,12 @@ void conf_finish(struct config *cfg, conf_error_fn err, void *userdata)
 			}
 		if (r->action != ACT_KILL && (r->nesc || r->sig != SIGKILL))
 			error_at(cfg, &x, "rule %s: Signal= and Escalate= need Action=kill", r->name);
+		if ((r->triggers & TRIG_PSI) && r->pressure_duration_ms < r->pressure_window_ms)
+			error_at(cfg, &x, "rule %s: PressureDuration= is shorter than PressureWindow=", r->name);
+		if (r->victim == VICTIM_SELF && (r->prefer.n || r->avoid.n || r->omit.n))
+			error_at(cfg, &x, "rule %s: Prefer=, Avoid= and Omit= need a Victim= other than self", r->name);
+		if (r->reap == 1 && !rule_sends_sigkill(r))
+			error_at(cfg, &x, "rule %s: Reap=yes needs Action=kill with SIGKILL as its signal or an escalation", r->name);
 	}
 }
 

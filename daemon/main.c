@@ -22,6 +22,8 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
+
 #include "cgkilld.h"
 
 struct daemon D = { .epfd = -1, .event_fd = -1 };
@@ -99,9 +101,27 @@ static void print_error(void *ud, const char *file, unsigned line, const char *m
 		log_msg(LOG_PRI_ERR, "%s: %s", file, msg);
 }
 
+/* PSI triggers with windows other than multiples of 2 s need it. */
+static bool has_cap_sys_resource(void)
+{
+	char line[256];
+	unsigned long long caps = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &caps) == 1)
+			break;
+	fclose(f);
+	return caps & (1ULL << CAP_SYS_RESOURCE);
+}
+
 /* Parse and check; 0 with cfg filled, or -EINVAL (errors logged). */
 static int load(struct config *cfg, const char *path, bool optional)
 {
+	bool privileged = has_cap_sys_resource();
+
 	conf_init(cfg);
 	conf_load(cfg, path, optional, print_error, NULL);
 	conf_finish(cfg, print_error, NULL);
@@ -114,6 +134,11 @@ static int load(struct config *cfg, const char *path, bool optional)
 		if (rule_guard_check(r, cfg->protected_file, why, sizeof(why)) < 0) {
 			log_msg(LOG_PRI_ERR, "%s:%u: rule %s: Match=%s refused: %s", r->file, r->line,
 				r->name ? r->name : "?", r->match, why);
+			cfg->errors++;
+		}
+		if ((r->triggers & TRIG_PSI) &&
+		    pressure_trigger_text(r, privileged, NULL, 0, why, sizeof(why)) < 0) {
+			log_msg(LOG_PRI_ERR, "%s:%u: rule %s: %s", r->file, r->line, r->name ? r->name : "?", why);
 			cfg->errors++;
 		}
 	}
@@ -528,6 +553,11 @@ int main(int argc, char **argv)
 			case SRC_MEM_V1:
 			case SRC_MEM_RECHECK:
 				memory_event(s->cg, s->type);
+				break;
+			case SRC_PSI:
+			case SRC_PRESSURE_LEVEL:
+			case SRC_SWAP:
+				pressure_event(s->cg, s);
 				break;
 			}
 		}

@@ -162,6 +162,9 @@ void watch_populated_event(struct cg *c)
 		if ((c->rule->triggers & TRIG_OOM_KILL) && c->mem.fd < 0 && memory_arm(c, true))
 			log_msg(LOG_PRI_INFO, "rule %s: %s/%s: oom-kill armed (v1 counterpart found)",
 				c->rule->name, D.v2, c->rel);
+		if ((c->rule->triggers & TRIG_PRESSURE_LEVEL) && c->plevel.fd < 0 && pressure_arm(c, true))
+			log_msg(LOG_PRI_INFO, "rule %s: %s/%s: memory-pressure-level armed (v1 counterpart found)",
+				c->rule->name, D.v2, c->rel);
 	}
 	pids_populated_event(c);
 }
@@ -189,8 +192,11 @@ static void add_cg(struct rule *r, const char *rel)
 		return;
 	}
 	c->rule = r;
-	c->pids.fd = c->pop.fd = c->mem.fd = c->efd.fd = c->recheck.fd = -1;
-	c->pids.cg = c->pop.cg = c->mem.cg = c->efd.cg = c->recheck.cg = c;
+	c->pids.fd = c->pop.fd = c->mem.fd = c->efd.fd = c->recheck.fd = c->plevel.fd = -1;
+	c->pids.cg = c->pop.cg = c->mem.cg = c->efd.cg = c->recheck.cg = c->plevel.cg = c;
+	c->plevel_file = -1;
+	for (int i = 0; i < PSI_NRES; i++)
+		c->psi[i] = (struct src){ .type = SRC_PSI, .fd = -1, .cg = c };
 	h->cg = c;
 	*slot = h;
 	c->next = D.cgs;
@@ -201,7 +207,7 @@ static void add_cg(struct rule *r, const char *rel)
 	 * populated, which cgroup.events notifies. pids-current (v1 and v2)
 	 * reads pids.current only while the cgroup is populated. */
 	if (((r->triggers & TRIG_PIDS) && D.v1_pids) || (r->triggers & TRIG_PIDS_CURRENT) ||
-	    ((r->triggers & TRIG_OOM_KILL) && D.v1_memory)) {
+	    ((r->triggers & (TRIG_OOM_KILL | TRIG_PRESSURE_LEVEL)) && D.v1_memory)) {
 		char *p = full_path(rel);
 
 		c->pop.type = SRC_POPULATED;
@@ -217,6 +223,8 @@ static void add_cg(struct rule *r, const char *rel)
 		pids_arm(c, false);
 	if (r->triggers & TRIG_OOM_KILL)
 		memory_arm(c, false);
+	if (r->triggers & (TRIG_PSI | TRIG_PRESSURE_LEVEL | TRIG_SWAP))
+		pressure_arm(c, false);
 	log_msg(LOG_PRI_DEBUG, "rule %s: watching %s/%s", r->name, D.v2, rel);
 }
 
@@ -236,6 +244,8 @@ static void remove_cg(struct cg *c)
 	D.ncgs--;
 	pids_disarm(c);
 	memory_disarm(c);
+	pressure_disarm(c);
+	victim_forget(c);
 	src_close(&c->pop);
 	c->dead = true;
 	c->next = dead;
