@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define CGK_VERSION "1.0.0"
+#define CGK_VERSION "1.1.0"
 /* CGK_VERSION of the library loaded at run time, which may be newer than
  * the header a program was built with. */
 const char *cgk_version(void);
@@ -55,6 +55,13 @@ enum cgk_flags {
 	 * 1), or nice -20, where the caller may; dropped before any wait and
 	 * before the confirm callback. For the calling thread only. */
 	CGK_BOOST = 1u << 2,
+	/* Since 1.1. After SIGKILL, release each killed process's memory at
+	 * once with process_mrelease(2) (Linux 5.15) instead of leaving it to
+	 * the process's own exit: the first signal or an escalation's, and
+	 * only the processes that got SIGKILL; with no SIGKILL it does
+	 * nothing. cgk_report_reaped() and the next three say what came of
+	 * it. Before 5.15 the kill is the same and the reap's errno ENOSYS. */
+	CGK_REAP = 1u << 3,
 };
 
 /* Which guard rail refused a target (cgk_report_refused()). */
@@ -148,6 +155,18 @@ unsigned cgk_report_signalled(const cgk_report *report);
 unsigned cgk_report_unreachable(const cgk_report *report);
 /* Processes whose signal failed with EPERM. */
 unsigned cgk_report_not_permitted(const cgk_report *report);
+/* Since 1.1, with CGK_REAP: address spaces released by process_mrelease(2)
+ * right after SIGKILL; */
+unsigned cgk_report_reaped(const cgk_report *report);
+/* processes that had let go of their memory already (ESRCH: exited); */
+unsigned cgk_report_reap_gone(const cgk_report *report);
+/* processes whose memory a process that is not dying shares (EINVAL: a
+ * vfork or CLONE_VM child of a process outside the subtree), or that was
+ * not dying (it left the subtree before cgroup.kill): left to their exit; */
+unsigned cgk_report_reap_shared(const cgk_report *report);
+/* and 0, or the errno that stopped the reap, the kill going on without
+ * it: ENOSYS where the kernel has no process_mrelease (before 5.15). */
+int cgk_report_reap_errno(const cgk_report *report);
 bool cgk_report_waited(const cgk_report *report);
 /* The subtree was seen empty before the deadline. */
 bool cgk_report_emptied(const cgk_report *report);

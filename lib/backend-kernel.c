@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The kernel's own button: "1" into cgroup.kill (cgroup v2, Linux 5.14+).
- * SIGKILL only; the kernel handles forks and migrations racing the kill. */
+ * SIGKILL only; the kernel handles forks and migrations racing the kill.
+ * With CGK_REAP the processes are pinned by pidfds before the write (a pid
+ * read after it could be recycled by then) and their memory released after
+ * it. */
 #include <fcntl.h>
 
 #include "internal.h"
@@ -24,12 +27,35 @@ static void thaw_left_behind(struct cgk_run *run)
 		cgk_mark_clear(run->t->fd, CGK_MARK_FROZEN);
 }
 
-static int kernel_send(struct cgk_run *run, int sig)
+/* CGK_REAP: the processes pinned before the write. The kill matters more
+ * than the reap: if not all of them can be pinned, the write goes ahead,
+ * those pinned are reaped, and the reap's errno says why. */
+static int pin(struct cgk_run *run, struct cgk_pins *pins)
 {
+	struct cgk_error said = run->err;
 	int r;
 
+	run->err = (struct cgk_error){ 0 };
+	r = cgk_signal_pin(run, pins);
+	cgk_error_free(&run->err);
+	run->err = said;
+	return r;
+}
+
+static int kernel_send(struct cgk_run *run, int sig)
+{
+	struct cgk_pins pins = { 0 };
+	int pinned = 0, r;
+
 	(void)sig;
+	if (run->opts->flags & CGK_REAP)
+		pinned = pin(run, &pins);
 	r = cgk_write_file_at(run->t->fd, "cgroup.kill", "1");
+	for (size_t i = 0; r >= 0 && i < pins.n; i++)
+		cgk_reap(run, pins.fd[i]);
+	if (r >= 0 && pinned < 0 && !run->rep->reap_errno)
+		run->rep->reap_errno = -pinned;
+	cgk_pins_close(&pins);
 	if (r < 0)
 		return cgk_error_set(&run->err, r, "cannot write cgroup.kill");
 	thaw_left_behind(run);

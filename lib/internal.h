@@ -9,6 +9,7 @@
  *	backend-*.c		one file a backend
  *	passes.c		signalling passes several backends share
  *	signal.c		one pass: each listed process signalled once
+ *	reap.c			process_mrelease of the killed processes
  *	tree.c			walking the subtree; finding processes by /proc
  *	target.c		resolving a path or fd into a cgroup directory
  *	cgfile.c		readers of cgroup files: procs, events, freeze, pids
@@ -199,6 +200,10 @@ struct cgk_report {
 	size_t n_signals, cap_signals;
 	struct cgk_sent *signals;
 	unsigned cgroups, signalled, unreachable, not_permitted;
+	/* CGK_REAP: a SIGKILL was sent (reap); process_mrelease's outcomes */
+	bool reap;
+	unsigned reaped, reap_gone, reap_shared;
+	int reap_errno;		/* positive; 0: none */
 	bool waited, emptied;
 	struct cgk_process_list lists[CGK_LIST_SURVIVORS + 1];
 	uint64_t signal_ms, empty_ms;
@@ -337,6 +342,27 @@ int cgk_tree_list(struct cgk_run *run, struct cgk_process_list *out, unsigned *c
 int cgk_signal_pass(struct cgk_run *run, int sig, unsigned *fresh);
 /* The same for what cgk_subtree_scan() finds that no pass reached. */
 int cgk_signal_stragglers(struct cgk_run *run, int sig, unsigned *fresh);
+/* With CGK_REAP, a pass that sends SIGKILL through pidfds releases the
+ * memory of each process it killed (cgk_reap()) once its batch has the
+ * signal. A kill that does not go through our pidfds (cgroup.kill) pins
+ * the processes first: pidfds of the processes of the subtree, each
+ * confirmed in its cgroup as a pass confirms it, never the caller's;
+ * at most run->batch of them. */
+struct cgk_pins {
+	size_t n, cap;
+	int *fd;
+};
+int cgk_signal_pin(struct cgk_run *run, struct cgk_pins *pins);
+void cgk_pins_close(struct cgk_pins *pins);
+
+/* ---- reap.c ---- */
+/* process_mrelease(2) of the process pidfd pins, which was sent SIGKILL:
+ * its address space released now rather than on its way out. Counted in
+ * the report: released, gone (ESRCH: it had already let go of its memory),
+ * shared (EINVAL: its memory is shared with a process that is not dying,
+ * or it was not dying); any other errno (ENOSYS before Linux 5.15) is the
+ * report's reap_errno, and later calls do nothing. */
+void cgk_reap(struct cgk_run *run, int pidfd);
 
 /* ---- passes.c ---- */
 /* Passes until one finds nothing new (bounded by deadline, cgk_now_ms);

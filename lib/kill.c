@@ -40,6 +40,9 @@ static int record_signal(struct cgk_run *run, int sig, enum cgk_backend b)
 {
 	if (cgk_report_add_signal(run->rep, sig, b) < 0)
 		return cgk_error_set(&run->err, -ENOMEM, "out of memory");
+	/* CGK_REAP: the backend releases the memory of what SIGKILL hits. */
+	if (sig == SIGKILL && (run->opts->flags & CGK_REAP))
+		run->rep->reap = true;
 	return 0;
 }
 

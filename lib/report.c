@@ -119,6 +119,10 @@ GETTER(unsigned, cgroups, 0)
 GETTER(unsigned, signalled, 0)
 GETTER(unsigned, unreachable, 0)
 GETTER(unsigned, not_permitted, 0)
+GETTER(unsigned, reaped, 0)
+GETTER(unsigned, reap_gone, 0)
+GETTER(unsigned, reap_shared, 0)
+GETTER(int, reap_errno, 0)
 GETTER(bool, waited, false)
 GETTER(bool, emptied, false)
 GETTER(uint64_t, signal_ms, 0)
@@ -500,6 +504,19 @@ static void jw_report(struct jw *w, const struct cgk_report *r)
 	jw_uint(w, "signalled", r->signalled);
 	jw_uint(w, "unreachable", r->unreachable);
 	jw_uint(w, "not_permitted", r->not_permitted);
+	if (r->reap) {
+		jw_open(w, "reap", '{');
+		jw_uint(w, "released", r->reaped);
+		jw_uint(w, "gone", r->reap_gone);
+		jw_uint(w, "shared", r->reap_shared);
+		if (r->reap_errno)
+			jw_error(w, "error", r->reap_errno, NULL);
+		else
+			jw_null(w, "error");
+		jw_close(w, '}');
+	} else {
+		jw_null(w, "reap");
+	}
 	jw_bool(w, "waited", r->waited);
 	jw_bool(w, "emptied", r->emptied);
 	jw_processes(w, "survivors", &r->lists[CGK_LIST_SURVIVORS]);

@@ -41,6 +41,8 @@ struct slot {
 	int pidfd;		/* or -errno of pidfd_open */
 	bool member;		/* the pidfd says: in this cgroup */
 	bool maybe_kthread;	/* not ruled out by its parent */
+	bool confirmed;		/* pinned, and in the cgroup (or no pidfds) */
+	bool killed;		/* SIGKILL went through the pidfd */
 };
 
 struct pass {
@@ -109,9 +111,9 @@ static void pidfd_facts(struct cgk_run *run, uint64_t cgid, struct slot *s)
 	s->maybe_kthread = info.ppid == 0 || info.ppid == 2;
 }
 
-static int send_one(struct cgk_run *run, struct pass *pass, pid_t pid, int pidfd,
-		    bool maybe_kthread)
+static int send_one(struct cgk_run *run, struct pass *pass, pid_t pid, struct slot *s)
 {
+	int pidfd = s->pidfd;
 	int r;
 
 	if (pid == run->self) {
@@ -119,7 +121,7 @@ static int send_one(struct cgk_run *run, struct pass *pass, pid_t pid, int pidfd
 		run->self_seen = true;
 		return cgk_pidset_add(&run->done, pid);
 	}
-	if (maybe_kthread && is_kthread(run, pid))
+	if (s->maybe_kthread && is_kthread(run, pid))
 		return cgk_pidset_add(&run->done, pid);
 	/* Without pidfds (before 5.3) only kill(2) is left, right after the
 	 * list confirmed the pid: racy against reuse in that gap, the best
@@ -131,6 +133,7 @@ static int send_one(struct cgk_run *run, struct pass *pass, pid_t pid, int pidfd
 	if (r == 0) {
 		run->rep->signalled++;
 		pass->fresh++;
+		s->killed = pidfd >= 0 && pass->sig == SIGKILL;
 	} else if (r == -EPERM) {
 		run->rep->not_permitted++;
 		pass->fresh++;
@@ -156,10 +159,11 @@ static uint64_t cgroup_id(int cgfd)
 	return id;
 }
 
-/* Open pidfds for pids[0..n), confirm membership (by the pidfd, else by a
- * fresh read of the list), signal. */
-static int signal_batch(struct cgk_run *run, struct pass *pass, int cgfd, const char *rel,
-			const pid_t *pids, struct slot *slots, size_t n)
+/* Pin pids[0..n) of the cgroup cgfd: open a pidfd for each, then confirm
+ * that the pinned process is in the cgroup (by the pidfd, else by a fresh
+ * read of the list): slots[i].confirmed. */
+static int pin_batch(struct cgk_run *run, int cgfd, const pid_t *pids, struct slot *slots,
+		     size_t n)
 {
 	struct cgk_pidvec again = { 0 };
 	uint64_t cgid = run->t->version == 2 && !run->no_pidfd_info ? cgroup_id(cgfd) : 0;
@@ -169,11 +173,10 @@ static int signal_batch(struct cgk_run *run, struct pass *pass, int cgfd, const 
 	for (size_t i = 0; i < n; i++) {
 		struct slot *s = &slots[i];
 
+		*s = (struct slot){ .maybe_kthread = true };
 		s->pidfd = pidfd_open(pids[i]);
 		if (s->pidfd < 0)
 			s->pidfd = -errno;
-		s->member = false;
-		s->maybe_kthread = true;
 		pidfd_facts(run, cgid, s);
 		if (s->pidfd == -ESRCH)
 			continue;
@@ -189,28 +192,48 @@ static int signal_batch(struct cgk_run *run, struct pass *pass, int cgfd, const 
 			r = 0;
 		cgk_pidvec_sort(&again);
 	}
-	for (size_t i = 0; r >= 0 && i < n; i++) {
-		const struct slot *s = &slots[i];
+	/* Not listed any more: gone, or moved and a later pass sees it. */
+	for (size_t i = 0; i < n; i++)
+		slots[i].confirmed = slots[i].pidfd != -ESRCH &&
+				     (slots[i].member || cgk_pidvec_has_sorted(&again, pids[i]));
+	cgk_pidvec_free(&again);
+	return r;
+}
 
-		/* Not listed any more: gone, or moved and a later pass sees it. */
-		if (!s->member && !cgk_pidvec_has_sorted(&again, pids[i]))
-			continue;
-		if (s->pidfd == -ESRCH)
+static void close_batch(struct slot *slots, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (slots[i].pidfd >= 0)
+			close(slots[i].pidfd);
+}
+
+/* Pin pids[0..n), signal those confirmed; with SIGKILL and CGK_REAP,
+ * release the memory of those killed once the whole batch has the signal. */
+static int signal_batch(struct cgk_run *run, struct pass *pass, int cgfd, const char *rel,
+			const pid_t *pids, struct slot *slots, size_t n)
+{
+	int r = pin_batch(run, cgfd, pids, slots, n);
+
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		struct slot *s = &slots[i];
+
+		if (!s->confirmed)
 			continue;
 		/* ENOSYS: no pidfds on this kernel; anything else is a failure. */
 		if (s->pidfd < 0 && s->pidfd != -ENOSYS) {
 			r = s->pidfd;
 			break;
 		}
-		r = send_one(run, pass, pids[i], s->pidfd, s->maybe_kthread);
+		r = send_one(run, pass, pids[i], s);
 	}
+	if (run->opts->flags & CGK_REAP)
+		for (size_t i = 0; i < n; i++)
+			if (slots[i].killed)
+				cgk_reap(run, slots[i].pidfd);
 	if (r < 0)
 		cgk_error_wrap(&run->err, r, "cannot signal the processes of %s",
 			       *rel ? rel : "the target");
-	for (size_t i = 0; i < n; i++)
-		if (slots[i].pidfd >= 0)
-			close(slots[i].pidfd);
-	cgk_pidvec_free(&again);
+	close_batch(slots, n);
 	return r;
 }
 
@@ -252,19 +275,22 @@ static int pass_visit(struct cgk_run *run, int cgfd, const char *rel,
  * any other, the pid must still be in the cgroup's list (signal_batch). */
 static int signal_found(struct cgk_run *run, int cgfd, const char *rel, pid_t pid, void *arg)
 {
-	_cleanup_close_ int pidfd = -1;
-	struct slot slot;
+	struct pass *pass = arg;
+	struct slot slot = { .maybe_kthread = true };
 	char name[16];
+	int r;
 
 	if (!run->proc_ours)
-		return signal_batch(run, arg, cgfd, rel, &pid, &slot, 1);
-	pidfd = pidfd_open(pid);
-	if (pidfd < 0 && errno != ENOSYS)
+		return signal_batch(run, pass, cgfd, rel, &pid, &slot, 1);
+	slot.pidfd = pidfd_open(pid);
+	if (slot.pidfd < 0 && errno != ENOSYS)
 		return 0;
 	snprintf(name, sizeof(name), "%d", pid);
-	if (cgk_pid_in_subtree(run, name) != 1)
-		return 0;
-	return send_one(run, arg, pid, pidfd, true);
+	r = cgk_pid_in_subtree(run, name) == 1 ? send_one(run, pass, pid, &slot) : 0;
+	if (slot.killed && (run->opts->flags & CGK_REAP))
+		cgk_reap(run, slot.pidfd);
+	close_batch(&slot, 1);
+	return r;
 }
 
 int cgk_signal_stragglers(struct cgk_run *run, int sig, unsigned *fresh)
@@ -295,4 +321,59 @@ int cgk_signal_pass(struct cgk_run *run, int sig, unsigned *fresh)
 	if (fresh)
 		*fresh = pass.fresh;
 	return r;
+}
+
+/* Pin the processes of one cgroup for cgk_signal_pin(): pids[0..n) that
+ * are not the caller, up to the room left. */
+static int pin_visit(struct cgk_run *run, int cgfd, const char *rel,
+		     const struct cgk_pidvec *listed, void *arg)
+{
+	struct cgk_pins *pins = arg;
+	struct cgk_pidvec fresh = { 0 };
+	struct slot *slots = NULL;
+	size_t room = run->batch > pins->n ? run->batch - pins->n : 0;
+	int r = 0;
+
+	(void)rel;
+	for (size_t i = 0; r >= 0 && i < listed->n && fresh.n < room; i++)
+		if (listed->v[i] != 0 && listed->v[i] != run->self)
+			r = cgk_pidvec_push(&fresh, listed->v[i]);
+	if (r >= 0 && fresh.n && !(slots = malloc(fresh.n * sizeof(*slots))))
+		r = -ENOMEM;
+	if (r >= 0 && fresh.n)
+		r = pin_batch(run, cgfd, fresh.v, slots, fresh.n);
+	if (r >= 0 && fresh.n) {
+		int *v = cgk_grow(pins->fd, &pins->cap, pins->n + fresh.n, sizeof(*v));
+
+		if (v)
+			pins->fd = v;
+		for (size_t i = 0; v && i < fresh.n; i++) {
+			struct slot *s = &slots[i];
+
+			if (!s->confirmed || s->pidfd < 0 ||
+			    (s->maybe_kthread && is_kthread(run, fresh.v[i])))
+				continue;
+			v[pins->n++] = s->pidfd;
+			s->pidfd = -1;	/* the pins own it now */
+		}
+		r = v ? 0 : -ENOMEM;
+	}
+	if (slots)
+		close_batch(slots, fresh.n);
+	free(slots);
+	cgk_pidvec_free(&fresh);
+	return r;
+}
+
+int cgk_signal_pin(struct cgk_run *run, struct cgk_pins *pins)
+{
+	return cgk_tree_walk_procs(run, pin_visit, pins);
+}
+
+void cgk_pins_close(struct cgk_pins *pins)
+{
+	for (size_t i = 0; i < pins->n; i++)
+		close(pins->fd[i]);
+	free(pins->fd);
+	*pins = (struct cgk_pins){ 0 };
 }

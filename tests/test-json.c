@@ -217,7 +217,7 @@ static void test_json(void)
 	check_line(out, "every key in a target, listed too when empty",
 		   "0 keys [\"backend\", \"backends\", \"cgroups\", \"emptied\", \"empty_ms\", \"error\", "
 		   "\"fallback_error\", \"fell_back_from\", \"hierarchy\", \"listed\", \"not_permitted\", "
-		   "\"path\", \"refused\", \"signal_ms\", \"signalled\", \"signals\", "
+		   "\"path\", \"reap\", \"refused\", \"signal_ms\", \"signalled\", \"signals\", "
 		   "\"survivors\", \"unreachable\", \"waited\"]");
 	for (size_t i = 0; i < N_COMMS; i++) {
 		char what[64];

@@ -38,7 +38,7 @@ static void test_json_fields(void)
 {
 	static const char keys[] =
 		"[\"backend\", \"backends\", \"cgroups\", \"emptied\", \"empty_ms\", \"error\", \"fallback_error\", "
-		"\"fell_back_from\", \"hierarchy\", \"listed\", \"not_permitted\", \"path\", \"refused\", "
+		"\"fell_back_from\", \"hierarchy\", \"listed\", \"not_permitted\", \"path\", \"reap\", \"refused\", "
 		"\"signal_ms\", \"signalled\", \"signals\", \"survivors\", \"unreachable\", \"waited\"]";
 	struct scene s;
 	struct cmd c = { 0 };
