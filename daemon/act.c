@@ -8,10 +8,12 @@
  * refuse the cgroup before anything is written. Nothing is exec'd.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -97,97 +99,97 @@ static void progress(const char *path, unsigned left, uint64_t waited_ms, void *
 		cancel = 1;
 }
 
-void act(struct cg *c, const char *trigger, const char *json_values, const char *text)
+/* The hooks' environment: the daemon's facts, "K=V", NULL-terminated. */
+struct env {
+	char *v[24];
+	size_t n;
+};
+
+__attribute__((format(printf, 2, 3))) static void env_add(struct env *e, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	if (e->n + 1 >= sizeof(e->v) / sizeof(*e->v))
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) >= 0)
+		e->v[e->n++] = s;
+	va_end(ap);
+	e->v[e->n] = NULL;
+}
+
+static void env_free(struct env *e)
+{
+	for (size_t i = 0; i < e->n; i++)
+		free(e->v[i]);
+	e->n = 0;
+}
+
+/* A hook's status as the log says it. */
+static const char *hook_text(int st, char *buf, size_t size)
+{
+	if (st == -ETIMEDOUT)
+		snprintf(buf, size, "killed at its timeout");
+	else if (st < 0)
+		snprintf(buf, size, "could not run: %s", strerror(-st));
+	else if (st > 128)
+		snprintf(buf, size, "killed by signal %d", st - 128);
+	else
+		snprintf(buf, size, "exit status %d", st);
+	return buf;
+}
+
+/* Kill records on the victim's cgroup: ours, and systemd's own names
+ * (the service manager reads them when the unit stops: "systemd-oomd
+ * killed N process(es)" in its terms, result oom-kill). */
+static void record_kill(const char *path, const cgk_report *rep)
+{
+	/* the kernel's cgroup.kill signals without a count */
+	bool counted = rep && cgk_report_backend(rep) != CGK_BACKEND_KERNEL;
+	static const struct {
+		const char *name;
+		bool processes;	/* add the processes signalled, else 1 */
+	} rec[] = {
+		{ "user.cgkill_kills", false },
+		{ "user.oomd_ooms", false },
+		{ "user.oomd_kill", true },
+	};
+
+	for (size_t i = 0; i < sizeof(rec) / sizeof(*rec); i++) {
+		char buf[32] = "";
+
+		if (rec[i].processes && !counted)
+			continue;
+		ssize_t n = getxattr(path, rec[i].name, buf, sizeof(buf) - 1);
+		unsigned long long v = n > 0 ? strtoull(buf, NULL, 10) : 0;
+
+		v += rec[i].processes ? cgk_report_signalled(rep) : 1;
+		n = snprintf(buf, sizeof(buf), "%llu", v);
+		if (setxattr(path, rec[i].name, buf, (size_t)n, 0) < 0 && errno != ENOENT)
+			log_msg(LOG_PRI_NOTICE, "%s: cannot record the kill in %s: %s", path, rec[i].name,
+				strerror(errno));
+	}
+}
+
+struct what {
+	const char *trigger, *json_values, *text;
+	const char *candidates;	/* JSON array, or NULL */
+	struct timespec wall;
+	bool dry;
+};
+
+/* The one JSON event of an action (EventLog=). */
+static void event(struct cg *c, const struct what *w, const char *path, int ret, const char *msg,
+		  const cgk_report *rep, int pre, int post, bool reap)
 {
 	struct rule *r = c->rule;
-	uint64_t t = now_ms(), until = 0;
-	bool dry = D.global_dry_run || D.cfg.dry_run || r->dry_run;
-	char path[4096], how[4300] = "", *doc = NULL, *line = NULL;
+	char *doc = NULL, *line = NULL;
 	size_t doclen = 0, linelen = 0;
-	cgk_options *o = NULL;
-	cgk_report *rep = NULL;
-	struct timespec wall;
-	int ret = 0;
-	unsigned flags;
 	FILE *f;
 
-	(void)trigger;	/* named in json_values and text */
-	r->events++;
-	if (t < c->holdoff_until) {
-		log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: %s; in its post-action delay, ignored", r->name,
-			D.v2, c->rel, text);
+	if (D.event_fd < 0)
 		return;
-	}
-	if (!storm_ok(r, t, &until)) {
-		r->suppressed++;
-		/* one line, then quiet until the limit allows an action */
-		c->holdoff_until = until;
-		log_msg(LOG_PRI_WARNING,
-			"rule %s: %s/%s: %s; not acted on: the storm limit of %u action(s) a minute is reached (events from this cgroup ignored for %llums)",
-			r->name, D.v2, c->rel, text, r->max_per_minute, (unsigned long long)(until - t));
-		return;
-	}
-	r->actions++;
-	c->holdoff_until = t + r->delay_ms;
-	clock_gettime(CLOCK_REALTIME, &wall);
-	snprintf(path, sizeof(path), "%s/%s", D.v2, c->rel);
-
-	flags = CGK_BOOST;
-	if (dry || r->action != ACT_KILL)
-		flags |= CGK_DRY_RUN;
-	if (cgk_options_new(&o) < 0) {
-		log_msg(LOG_PRI_ERR, "rule %s: %s: out of memory", r->name, path);
-		return;
-	}
-	cgk_options_set_flags(o, flags);
-	cgk_options_set_signal(o, r->sig);
-	cgk_options_set_wait(o, r->wait_ms);
-	cgk_options_set_backend(o, (enum cgk_backend)r->backend);
-	for (size_t i = 0; i < r->nesc; i++)
-		cgk_options_add_escalation(o, r->esc[i].after_ms, r->esc[i].sig);
-	if (D.cfg.protected_file)
-		cgk_options_set_protected_file(o, D.cfg.protected_file);
-	cgk_options_set_progress(o, progress, NULL);
-	cancel = 0;
-	cgk_options_set_cancel(o, &cancel);
-	ret = cgk_kill(path, o, &rep);
-	cgk_options_free(o);
-	if (ret == 0 && !dry && r->action == ACT_FREEZE) {
-		ret = freeze(path, how, sizeof(how));
-		if (ret < 0)
-			snprintf(how, sizeof(how), "cannot freeze: %s", strerror(-ret));
-	}
-
-	/* the log line */
-	{
-		char buf[16];
-		const char *sig = cgk_signal_name(r->sig, buf, sizeof(buf)) ?: "?";
-
-		log_msg(ret < 0 ? LOG_PRI_ERR : LOG_PRI_WARNING,
-			"rule %s: %s: %s; %s%s%s%s: %s%s (%u process(es) %s, %u cgroup(s), backend %s, signal %llums, empty %llums)",
-			r->name, path, text, dry ? "dry run, would " : "", action_name(r->action),
-			r->action == ACT_KILL ? " with " : "", r->action == ACT_KILL ? sig : "",
-			ret < 0 ? "failed: " : "done",
-			ret < 0 && rep ? cgk_report_message(rep) : (ret < 0 ? strerror(-ret) : ""),
-			rep ? (flags & CGK_DRY_RUN ? (unsigned)cgk_report_n_processes(rep, CGK_LIST_LISTED)
-						   : cgk_report_signalled(rep))
-			    : 0,
-			flags & CGK_DRY_RUN ? "listed"
-			: rep && cgk_report_backend(rep) == CGK_BACKEND_KERNEL ? "signalled by the kernel, not counted"
-									      : "signalled",
-			rep ? cgk_report_cgroups(rep) : 0,
-			rep && cgk_report_n_signals(rep) ? cgk_backend_name(cgk_report_backend(rep)) ?: "?" : "none",
-			rep ? (unsigned long long)cgk_report_signal_ms(rep) : 0ULL,
-			rep ? (unsigned long long)cgk_report_empty_ms(rep) : 0ULL);
-		if (*how)
-			log_msg(LOG_PRI_WARNING, "rule %s: %s: %s", r->name, path, how);
-	}
-
-	/* the JSON event */
-	if (D.event_fd < 0) {
-		cgk_report_free(rep);
-		return;
-	}
 	f = open_memstream(&doc, &doclen);
 	if (f) {
 		if (rep) {
@@ -201,14 +203,33 @@ void act(struct cg *c, const char *trigger, const char *json_values, const char 
 	}
 	f = open_memstream(&line, &linelen);
 	if (f) {
-		fprintf(f, "{\"time\": %lld.%06ld, \"rule\": ", (long long)wall.tv_sec, wall.tv_nsec / 1000);
+		fprintf(f, "{\"time\": %lld.%06ld, \"rule\": ", (long long)w->wall.tv_sec, w->wall.tv_nsec / 1000);
 		json_str(f, r->name);
-		fprintf(f, ", \"trigger\": {%s}, \"cgroup\": ", json_values);
+		fprintf(f, ", \"trigger\": {%s}, \"cgroup\": ", w->json_values);
 		json_str(f, path);
-		fprintf(f, ", \"action\": \"%s\", \"dry_run\": %s, \"error\": %d, \"message\": ",
-			action_name(r->action), dry ? "true" : "false", ret);
-		json_str(f, ret < 0 ? (rep ? cgk_report_message(rep) : strerror(-ret)) : how);
-		fputs(", \"report\": ", f);
+		fputs(", \"watched\": ", f);
+		{
+			char watched[4096];
+
+			snprintf(watched, sizeof(watched), "%s/%s", D.v2, c->rel);
+			json_str(f, watched);
+		}
+		fprintf(f, ", \"victim\": \"%s\", \"candidates\": %s", victim_name(r->victim),
+			w->candidates ? w->candidates : "null");
+		fprintf(f, ", \"action\": \"%s\", \"dry_run\": %s, \"reap\": %s, \"error\": %d, \"message\": ",
+			action_name(r->action), w->dry ? "true" : "false", reap ? "true" : "false", ret);
+		json_str(f, msg);
+		fputs(", \"hooks\": {\"pre\": ", f);
+		if (r->exec_pre)
+			fprintf(f, "%d", pre);
+		else
+			fputs("null", f);
+		fputs(", \"post\": ", f);
+		if (r->exec_post)
+			fprintf(f, "%d", post);
+		else
+			fputs("null", f);
+		fputs("}, \"report\": ", f);
 		/* the library's document on one line: its newlines are white
 		 * space between tokens (strings escape theirs) */
 		for (const char *p = doc ? doc : "null"; *p; p++) {
@@ -226,5 +247,184 @@ void act(struct cg *c, const char *trigger, const char *json_values, const char 
 	}
 	free(line);
 	free(doc);
+}
+
+static void hook_env(struct env *e, struct cg *c, const struct what *w, const char *path)
+{
+	env_add(e, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	env_add(e, "CGKILLD_RULE=%s", c->rule->name);
+	env_add(e, "CGKILLD_CGROUP=%s", path);
+	env_add(e, "CGKILLD_WATCHED=%s/%s", D.v2, c->rel);
+	env_add(e, "CGKILLD_TRIGGER=%s", w->trigger);
+	env_add(e, "CGKILLD_TRIGGER_TEXT=%s", w->text);
+	env_add(e, "CGKILLD_TRIGGER_JSON={%s}", w->json_values);
+	env_add(e, "CGKILLD_ACTION=%s", action_name(c->rule->action));
+	env_add(e, "CGKILLD_DRY_RUN=%d", w->dry);
+}
+
+/* Act on one cgroup (rel: relative to D.v2). *refused: a guard rail of
+ * the library refused it, nothing was done, the next candidate may be
+ * tried. */
+static void act_on(struct cg *c, const struct what *w, const char *rel, bool *refused)
+{
+	struct rule *r = c->rule;
+	char path[4096], how[4300] = "", msg[512];
+	cgk_options *o = NULL;
+	cgk_report *rep = NULL;
+	bool reap = !w->dry && (r->reap == 1 || (r->reap == -1 && (r->triggers & TRIG_MEMORY))) &&
+		    rule_sends_sigkill(r);
+	int ret = 0, pre = 0, post = 0;
+	unsigned flags;
+	struct env e = { .n = 0 };
+
+	*refused = false;
+	snprintf(path, sizeof(path), "%s/%s", D.v2, rel);
+	hook_env(&e, c, w, path);
+	if (r->exec_pre) {
+		pre = hook_run(r->exec_pre, e.v, r->exec_timeout_ms);
+		if (pre == HOOK_VETO) {
+			log_msg(LOG_PRI_WARNING, "rule %s: %s: %s; ExecPreKill= %s vetoed the %s", r->name,
+				path, w->text, r->exec_pre[0], action_name(r->action));
+			event(c, w, path, -ECANCELED, "vetoed by ExecPreKill=", NULL, pre, 0, false);
+			env_free(&e);
+			return;
+		}
+		if (pre != 0)
+			log_msg(LOG_PRI_WARNING, "rule %s: %s: ExecPreKill= %s: %s; the %s goes on", r->name,
+				path, r->exec_pre[0], hook_text(pre, msg, sizeof(msg)), action_name(r->action));
+	}
+
+	flags = CGK_BOOST;
+	if (w->dry || r->action != ACT_KILL)
+		flags |= CGK_DRY_RUN;
+	if (cgk_options_new(&o) < 0) {
+		log_msg(LOG_PRI_ERR, "rule %s: %s: out of memory", r->name, path);
+		env_free(&e);
+		return;
+	}
+	cgk_options_set_flags(o, flags);
+	cgk_options_set_signal(o, r->sig);
+	cgk_options_set_wait(o, r->wait_ms);
+	cgk_options_set_backend(o, (enum cgk_backend)r->backend);
+	for (size_t i = 0; i < r->nesc; i++)
+		cgk_options_add_escalation(o, r->esc[i].after_ms, r->esc[i].sig);
+	if (D.cfg.protected_file)
+		cgk_options_set_protected_file(o, D.cfg.protected_file);
+	cgk_options_set_progress(o, progress, NULL);
+	cancel = 0;
+	cgk_options_set_cancel(o, &cancel);
+	ret = cgk_kill(path, o, &rep);
+	cgk_options_free(o);
+	*refused = ret < 0 && rep && cgk_report_refused(rep) != CGK_GUARD_NONE;
+	if (ret == 0 && !w->dry && r->action == ACT_FREEZE) {
+		ret = freeze(path, how, sizeof(how));
+		if (ret < 0)
+			snprintf(how, sizeof(how), "cannot freeze: %s", strerror(-ret));
+	}
+	if (ret == 0 && !w->dry && r->action == ACT_KILL && r->record_kills)
+		record_kill(path, rep);
+
+	/* the log line */
+	{
+		char buf[16];
+		const char *sig = cgk_signal_name(r->sig, buf, sizeof(buf)) ?: "?";
+
+		log_msg(ret < 0 ? LOG_PRI_ERR : LOG_PRI_WARNING,
+			"rule %s: %s: %s; %s%s%s%s: %s%s (%u process(es) %s, %u cgroup(s), backend %s, signal %llums, empty %llums)",
+			r->name, path, w->text, w->dry ? "dry run, would " : "", action_name(r->action),
+			r->action == ACT_KILL ? " with " : "", r->action == ACT_KILL ? sig : "",
+			ret < 0 ? "failed: " : "done",
+			ret < 0 && rep ? cgk_report_message(rep) : (ret < 0 ? strerror(-ret) : ""),
+			rep ? (flags & CGK_DRY_RUN ? (unsigned)cgk_report_n_processes(rep, CGK_LIST_LISTED)
+						   : cgk_report_signalled(rep))
+			    : 0,
+			flags & CGK_DRY_RUN ? "listed"
+			: rep && cgk_report_backend(rep) == CGK_BACKEND_KERNEL ? "signalled by the kernel, not counted"
+									      : "signalled",
+			rep ? cgk_report_cgroups(rep) : 0,
+			rep && cgk_report_n_signals(rep) ? cgk_backend_name(cgk_report_backend(rep)) ?: "?" : "none",
+			rep ? (unsigned long long)cgk_report_signal_ms(rep) : 0ULL,
+			rep ? (unsigned long long)cgk_report_empty_ms(rep) : 0ULL);
+		if (*how)
+			log_msg(LOG_PRI_WARNING, "rule %s: %s: %s", r->name, path, how);
+	}
+
+	if (r->exec_post && !*refused) {
+		env_add(&e, "CGKILLD_ERROR=%d", ret);
+		if (rep && cgk_report_n_signals(rep))
+			env_add(&e, "CGKILLD_BACKEND=%s", cgk_backend_name(cgk_report_backend(rep)) ?: "?");
+		/* not counted by the kernel's cgroup.kill */
+		if (rep && cgk_report_backend(rep) != CGK_BACKEND_KERNEL)
+			env_add(&e, "CGKILLD_SIGNALLED=%u", cgk_report_signalled(rep));
+		env_add(&e, "CGKILLD_MESSAGE=%s", ret < 0 ? (rep ? cgk_report_message(rep) : strerror(-ret)) : how);
+		post = hook_run(r->exec_post, e.v, r->exec_timeout_ms);
+		if (post != 0)
+			log_msg(LOG_PRI_WARNING, "rule %s: %s: ExecPostKill= %s: %s", r->name, path,
+				r->exec_post[0], hook_text(post, msg, sizeof(msg)));
+	}
+	event(c, w, path, ret, ret < 0 ? (rep ? cgk_report_message(rep) : strerror(-ret)) : how, rep, pre,
+	      post, reap);
+	env_free(&e);
 	cgk_report_free(rep);
+}
+
+void act(struct cg *c, const char *trigger, const char *json_values, const char *text)
+{
+	struct rule *r = c->rule;
+	uint64_t t = now_ms(), until = 0;
+	struct what w = { .trigger = trigger, .json_values = json_values, .text = text };
+	char **rels = NULL, *why = NULL, *cands = NULL;
+	int n;
+
+	r->events++;
+	if (t < c->holdoff_until) {
+		log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: %s; in its post-action delay, ignored", r->name,
+			D.v2, c->rel, text);
+		return;
+	}
+	if (!storm_ok(r, t, &until)) {
+		r->suppressed++;
+		/* one line, then quiet until the limit allows an action */
+		c->holdoff_until = until;
+		log_msg(LOG_PRI_WARNING,
+			"rule %s: %s/%s: %s; not acted on: the storm limit of %u action(s) a minute is reached (events from this cgroup ignored for %llums)",
+			r->name, D.v2, c->rel, text, r->max_per_minute, (unsigned long long)(until - t));
+		return;
+	}
+	r->actions++;
+	c->holdoff_until = t + r->delay_ms;
+	clock_gettime(CLOCK_REALTIME, &w.wall);
+	w.dry = D.global_dry_run || D.cfg.dry_run || r->dry_run;
+
+	if (r->victim == VICTIM_SELF) {
+		bool refused;
+
+		act_on(c, &w, c->rel, &refused);
+		return;
+	}
+	n = victim_rank(c, &rels, &why, &cands);
+	w.candidates = cands;
+	if (n <= 0) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s/%s", D.v2, c->rel);
+		log_msg(LOG_PRI_WARNING, "rule %s: %s: %s; no victim (Victim=%s): %s", r->name, path, text,
+			victim_name(r->victim), n < 0 ? strerror(-n) : "no candidate is left");
+		event(c, &w, path, n < 0 ? n : -ESRCH, "no victim", NULL, 0, 0, false);
+	} else {
+		log_msg(LOG_PRI_NOTICE, "rule %s: %s/%s: %s", r->name, D.v2, c->rel, why);
+		for (int i = 0; i < n; i++) {
+			bool refused;
+
+			act_on(c, &w, rels[i], &refused);
+			if (!refused)
+				break;
+			if (i + 1 < n)
+				log_msg(LOG_PRI_NOTICE, "rule %s: %s/%s refused; the next candidate", r->name, D.v2,
+					rels[i]);
+		}
+	}
+	victim_free(rels, n);
+	free(why);
+	free(cands);
 }

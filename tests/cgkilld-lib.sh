@@ -241,3 +241,12 @@ dump() {
 	# the lines from this dump's "state:" line to its end
 	awk -v n=$((before + 1)) '/^<6>state: [0-9]/ { k++ } k == n { print } k == n && /^<6>state: end/ { exit }' "$kd_log"
 }
+
+# xattr_of PATH NAME: the value of an extended attribute, "" if none.
+xattr_of() {
+	python3 -c 'import os, sys
+try:
+    print(os.getxattr(sys.argv[1], sys.argv[2]).decode())
+except OSError:
+    pass' "$1" "$2"
+}
