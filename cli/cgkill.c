@@ -75,6 +75,7 @@ struct cli {
 	cgk_options *opts;
 	int signal;		/* the first signal, for the confirm prompt */
 	bool wait_set, verbose, quiet, json, print;
+	bool reap;		/* --reap */
 	const char *output;	/* -o, as given */
 	bool noheadings, raw;
 	struct columns cols;
@@ -99,6 +100,8 @@ static void usage(FILE *out)
 	      "     --no-wait                return once the signals are sent\n"
 	      "     --timeout <duration> <signal>\n"
 	      "                              after <duration>, send <signal> to what is left\n"
+	      "     --reap                   after SIGKILL, release the memory at once\n"
+	      "                              (process_mrelease, Linux 5.15)\n"
 	      "     --pid <pid>              target the cgroup v2 that holds <pid>\n"
 	      "     --unit <unit>            target the cgroup of a systemd unit\n"
 	      "     --user-unit <unit>       the same, of the user's service manager\n"
@@ -725,6 +728,11 @@ static void tell(const struct cli *cli, const cgk_report *rep, int r)
 			print_processes(stderr, cli, &rep, 1, true, cli->raw ? "" : "  ");
 		return;
 	}
+	if (cli->reap && cgk_report_reap_errno(rep) && !cli->quiet)
+		say(stderr, "cgkill: %s: --reap: cannot release the memory (%s%s): it is freed as "
+			"the processes exit\n", cgk_report_path(rep),
+			strerrorname_np(cgk_report_reap_errno(rep)) ?: "?",
+			cgk_report_reap_errno(rep) == ENOSYS ? ": no process_mrelease before Linux 5.15" : "");
 	if (!cli->verbose || cli->quiet || cli->print)
 		return;
 	say(stderr, "cgkill: %s:", cgk_report_path(rep));
@@ -746,6 +754,12 @@ static void tell(const struct cli *cli, const cgk_report *rep, int r)
 		fprintf(stderr, ", %u outside our pid namespace", cgk_report_unreachable(rep));
 	if (cgk_report_not_permitted(rep))
 		fprintf(stderr, ", %u not permitted", cgk_report_not_permitted(rep));
+	if (cli->reap) {
+		fprintf(stderr, ", %u address space(s) released", cgk_report_reaped(rep));
+		if (cgk_report_reap_gone(rep) || cgk_report_reap_shared(rep))
+			fprintf(stderr, " (%u already gone, %u shared)", cgk_report_reap_gone(rep),
+				cgk_report_reap_shared(rep));
+	}
 	fprintf(stderr, ", signals sent in %llu ms", (unsigned long long)cgk_report_signal_ms(rep));
 	if (cgk_report_emptied(rep))
 		fprintf(stderr, ", empty after %llu ms", (unsigned long long)cgk_report_empty_ms(rep));
@@ -1035,6 +1049,7 @@ enum {
 	OPT_UNIT,
 	OPT_USER_UNIT,
 	OPT_NOHEADINGS,
+	OPT_REAP,
 };
 
 int main(int argc, char **argv)
@@ -1045,6 +1060,7 @@ int main(int argc, char **argv)
 		{ "wait", optional_argument, NULL, 'w' },
 		{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "reap", no_argument, NULL, OPT_REAP },
 		{ "pid", required_argument, NULL, OPT_PID },
 		{ "unit", required_argument, NULL, OPT_UNIT },
 		{ "user-unit", required_argument, NULL, OPT_USER_UNIT },
@@ -1070,6 +1086,7 @@ int main(int argc, char **argv)
 	cgk_options *opts __attribute__((cleanup(free_options))) = NULL;
 	unsigned flags = 0;
 	size_t n_escalations = 0;
+	bool kill_escalation = false;	/* an escalation sends SIGKILL */
 	char **targets __attribute__((cleanup(free_targets))) = calloc((size_t)argc + 1, sizeof(char *));
 	/* pids[i] > 0: targets[i] is that --pid, resolved by the library,
 	 * which checks the cgroup it opens holds the pid. */
@@ -1123,14 +1140,21 @@ int main(int argc, char **argv)
 			break;
 		case OPT_TIMEOUT: {
 			uint64_t after_ms;
+			int sig;
 
 			if (optind >= argc)
 				usage_error("--timeout needs a duration and a signal");
 			after_ms = parse_duration("--timeout ", optarg);
-			need(cgk_options_add_escalation(opts, after_ms, parse_signal(argv[optind++])));
+			sig = parse_signal(argv[optind++]);
+			need(cgk_options_add_escalation(opts, after_ms, sig));
+			kill_escalation = kill_escalation || sig == SIGKILL;
 			n_escalations++;
 			break;
 		}
+		case OPT_REAP:
+			cli.reap = true;
+			flags |= CGK_REAP;
+			break;
 		case OPT_PID: {
 			char *end;
 			long pid = strtol(optarg, &end, 10);
@@ -1223,6 +1247,11 @@ int main(int argc, char **argv)
 			return EXIT_ERROR;
 	if (!n_targets)
 		usage_error("no cgroup specified");
+	/* process_mrelease frees the memory of a process with SIGKILL pending,
+	 * of no other: a reap with no SIGKILL would silently do nothing. */
+	if (cli.reap && cli.signal != SIGKILL && !kill_escalation)
+		usage_error("--reap releases memory after SIGKILL only: use it with -s KILL (the "
+			    "default) or an escalation to KILL (--timeout <duration> KILL)");
 	/* Waiting is the default for KILL and for escalations; a graceful
 	 * signal alone returns once it is sent unless --wait asks. */
 	if (!cli.wait_set && cli.signal != SIGKILL && !n_escalations)

@@ -95,6 +95,7 @@ complete -c cgkill -l no-wait -d 'Return once the signals are sent'
 complete -c cgkill -l timeout -x -a '1s 5s 10s 30s 1min' -d 'After a duration, send a signal to what is left'
 complete -c cgkill -n '__fish_seen_argument -l timeout; and string match -q -- "--timeout" (commandline -opc)[-2]' \
     -x -a '(__cgkill_signals)'
+complete -c cgkill -l reap -d 'After SIGKILL, release the memory at once'
 complete -c cgkill -l pid -x -a '(__fish_complete_pids)' -d 'Target the cgroup v2 that holds a process'
 complete -c cgkill -l unit -x -a '(__cgkill_units --system)' -d 'Target the cgroup of a systemd unit'
 complete -c cgkill -l user-unit -x -a '(__cgkill_units --user)' -d 'Target the cgroup of a unit of the user manager'
