@@ -297,6 +297,8 @@ static void act_on(struct cg *c, const struct what *w, const char *rel, bool *re
 	flags = CGK_BOOST;
 	if (w->dry || r->action != ACT_KILL)
 		flags |= CGK_DRY_RUN;
+	if (reap)
+		flags |= CGK_REAP;
 	if (cgk_options_new(&o) < 0) {
 		log_msg(LOG_PRI_ERR, "rule %s: %s: out of memory", r->name, path);
 		env_free(&e);
@@ -347,6 +349,11 @@ static void act_on(struct cg *c, const struct what *w, const char *rel, bool *re
 			rep ? (unsigned long long)cgk_report_empty_ms(rep) : 0ULL);
 		if (*how)
 			log_msg(LOG_PRI_WARNING, "rule %s: %s: %s", r->name, path, how);
+		if (reap && rep)
+			log_msg(LOG_PRI_INFO, "rule %s: %s: memory of %u process(es) released at once%s%s",
+				r->name, path, cgk_report_reaped(rep),
+				cgk_report_reap_errno(rep) ? "; the reap stopped: " : "",
+				cgk_report_reap_errno(rep) ? strerror(cgk_report_reap_errno(rep)) : "");
 	}
 
 	if (r->exec_post && !*refused) {
@@ -356,6 +363,8 @@ static void act_on(struct cg *c, const struct what *w, const char *rel, bool *re
 		/* not counted by the kernel's cgroup.kill */
 		if (rep && cgk_report_backend(rep) != CGK_BACKEND_KERNEL)
 			env_add(&e, "CGKILLD_SIGNALLED=%u", cgk_report_signalled(rep));
+		if (reap && rep)
+			env_add(&e, "CGKILLD_REAPED=%u", cgk_report_reaped(rep));
 		env_add(&e, "CGKILLD_MESSAGE=%s", ret < 0 ? (rep ? cgk_report_message(rep) : strerror(-ret)) : how);
 		post = hook_run(r->exec_post, e.v, r->exec_timeout_ms);
 		if (post != 0)

@@ -8,6 +8,8 @@
 #   and the kill goes on; a hook that fails is logged and the kill goes on;
 # - the hooks' environment names the cgroup, the rule and the trigger;
 #   ExecPostKill= is told the outcome;
+# - Reap=yes releases the victims' memory (Reap=auto does not for a pids
+#   rule);
 # - a kill is recorded on the cgroup: user.cgkill_kills, and systemd's
 #   user.oomd_ooms and user.oomd_kill;
 # - --check refuses a hook that is not an absolute path, an unterminated
@@ -88,6 +90,7 @@ ExecPreKill=$h/tell "pre"
 ExecPostKill=$h/tell post
 # counted (the kernel's cgroup.kill is not)
 Backend=freeze
+Reap=yes
 
 [Rule]
 Name=uncounted
@@ -152,6 +155,8 @@ ok $? "ExecPreKill= is told the cgroup, the rule and the trigger (quoted argumen
 grep -qx "CGKILLD_ERROR=0" <<<"$post" && grep -qE '^CGKILLD_SIGNALLED=[1-9]' <<<"$post" &&
 	grep -qx "CGKILLD_BACKEND=freeze" <<<"$post"
 ok $? "ExecPostKill= is told the outcome" || diag "$post"
+grep -qE '^CGKILLD_REAPED=[1-9]' <<<"$post"
+ok $? "Reap=yes: the victims' memory was released (CGKILLD_REAPED)" || diag "$post"
 wait_for 30 "box/told/x empty" empty told/x
 ok $? "the cgroup is emptied"
 kills=$(xattr_of "$v2/$box/told/x" user.cgkill_kills)
@@ -179,6 +184,9 @@ assert ev["hanging"][0]["hooks"]["pre"] == -110 and ev["hanging"][0]["error"] ==
 assert ev["failing"][0]["hooks"]["pre"] == 3 and ev["failing"][0]["error"] == 0
 t = ev["told"][0]
 assert t["hooks"] == {"pre": 0, "post": 0} and t["error"] == 0, t
+assert t["reap"] is True and t["report"]["targets"][0]["reap"]["released"] >= 1, t
+u = ev["uncounted"][0]
+assert u["reap"] is False, u
 PY
 check "the events carry the hooks' statuses" python3 "$kd_tmp/events.py" "$kd_tmp/events.json"
 
