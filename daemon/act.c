@@ -262,6 +262,14 @@ static void hook_env(struct env *e, struct cg *c, const struct what *w, const ch
 	env_add(e, "CGKILLD_DRY_RUN=%d", w->dry);
 }
 
+/* Is "/" rel the cgroup "/a/b" or one above it? */
+static bool holds(const char *rel, const char *cg)
+{
+	size_t n = strlen(rel);
+
+	return cg && cg[0] == '/' && !strncmp(cg + 1, rel, n) && (cg[n + 1] == '\0' || cg[n + 1] == '/');
+}
+
 /* Act on one cgroup (rel: relative to D.v2). *refused: a guard rail of
  * the library refused it, nothing was done, the next candidate may be
  * tried. */
@@ -423,9 +431,13 @@ void act(struct cg *c, const char *trigger, const char *json_values, const char 
 	} else {
 		log_msg(LOG_PRI_NOTICE, "rule %s: %s/%s: %s", r->name, D.v2, c->rel, why);
 		for (int i = 0; i < n; i++) {
-			bool refused;
+			bool refused = true;
 
-			act_on(c, &w, rels[i], &refused);
+			if (holds(rels[i], D.self_rel) || holds(rels[i], D.init_rel))
+				log_msg(LOG_PRI_NOTICE, "rule %s: %s/%s holds cgkilld or PID 1: never a victim",
+					r->name, D.v2, rels[i]);
+			else
+				act_on(c, &w, rels[i], &refused);
 			if (!refused)
 				break;
 			if (i + 1 < n)

@@ -10,6 +10,12 @@
  * ("system.slice/" "*.service", cgkilld running as system.slice/cgkilld.service)
  * is accepted, and that cgroup is never watched (watch.c).
  *
+ * A rule with a Victim= other than self acts on cgroups below the one it
+ * matches, never on that one: it is checked for the root only. Its
+ * candidates are checked at action time instead: our own and PID 1's
+ * cgroups and those above them are never candidates (act.c), and the
+ * library refuses a protected one, which passes the turn to the next.
+ *
  * Globs against globs: two components "may meet" when either matches the
  * other as a string, or both have wildcards (we cannot tell, so we assume
  * they do).
@@ -128,6 +134,10 @@ int rule_guard_check(const struct rule *r, const char *protected_file, char *why
 	if (r->ncomp == 0) {
 		snprintf(why, size, "it names the root cgroup");
 		ret = -EPERM;
+	} else if (r->victim != VICTIM_SELF) {
+		free(self);
+		free(init);
+		return 0;
 	} else if (self && strcmp(self, "/") && may_take(r, self, true) == 2) {
 		snprintf(why, size, "it could match cgkilld's own cgroup %s or one above it", self);
 		ret = -EPERM;
