@@ -89,8 +89,14 @@ $(B)/tests/forkbomb: tests/helper/forkbomb.c $(B)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $<
 
+# The memory-thrashing workload (bench/thrash.c), for the memory-pressure
+# tests and bench/oomd-peer.sh.
+$(B)/tests/thrash: bench/thrash.c $(B)/flags
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $<
+
 tests: all test-programs
-test-programs: $(TEST_BIN) $(B)/tests/forkbomb
+test-programs: $(TEST_BIN) $(B)/tests/forkbomb $(B)/tests/thrash
 
 # What the tests run, installed on Debian when missing (as bench/ does);
 # command:package.
