@@ -19,20 +19,6 @@
 
 #include "cgkilld.h"
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
 /* Storm limit: may the rule act now? Records the action if so; if not,
  * *until is when it may again. */
 static bool storm_ok(struct rule *r, uint64_t t, uint64_t *until)

@@ -174,6 +174,8 @@ uint64_t now_ms(void);
  * the last (or always, with force). */
 void watchdog_ping(bool force);
 extern uint64_t watchdog_ms;
+/* s as a JSON string (quoted, escaped) on f. */
+void json_str(FILE *f, const char *s);
 
 /* ---- guards against rules that could reach what must live (guard.c) ---- */
 /* 0, or -EPERM with the reason in why. */

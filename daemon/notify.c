@@ -123,3 +123,18 @@ void watchdog_ping(bool force)
 	last_ping = t;
 	notify("WATCHDOG=1");
 }
+
+/* s as a JSON string, quoted and escaped. */
+void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
