@@ -47,6 +47,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (size_t j = 0; j < r->ncomp; j++)
 				if (!*r->comp[j] || strchr(r->comp[j], '/') || !strcmp(r->comp[j], ".."))
 					__builtin_trap();
+			if (!r->pressure_pct || r->pressure_pct > 100 || r->pressure_window_ms < PSI_WINDOW_MIN_MS ||
+			    r->pressure_window_ms > PSI_WINDOW_MAX_MS || !r->exec_timeout_ms ||
+			    ((r->triggers & TRIG_PSI) && r->pressure_duration_ms < r->pressure_window_ms) ||
+			    (r->reap == 1 && !rule_sends_sigkill(r)))
+				__builtin_trap();
+			for (char **a = r->exec_pre; a && *a; a++)
+				if (a == r->exec_pre && **a != '/')
+					__builtin_trap();
+			for (size_t j = 0; j < r->avoid.n; j++)
+				if (r->avoid.v[j][0] == '/' || strstr(r->avoid.v[j], ".."))
+					__builtin_trap();
 		}
 	}
 	/* parsing twice into the same object only adds */

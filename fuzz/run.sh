@@ -32,6 +32,7 @@ for t in $targets; do mkdir -p "$corpus/$t"; done
 [ -d "$corpus/fuzz-pids" ] && printf '1\n22\n0\n333' > "$corpus/fuzz-pids/seed"
 [ -d "$corpus/fuzz-signal" ] && { printf 'SIGRTMIN+3' > "$corpus/fuzz-signal/rt"; printf '1.5s' > "$corpus/fuzz-signal/dur";
 	printf '1y 0.5M2w3d 4h5min6.7s8ms9us' > "$corpus/fuzz-signal/span"; }
+[ -d "$corpus/fuzz-conf" ] && cp data/cgkilld.conf.example "$corpus/fuzz-conf/example"
 
 mkdir -p "$B/fuzz/artifacts"
 # UBSan reports must fail the run, not just print.
