@@ -268,6 +268,12 @@ int cgk_target_holds(const struct cgk_target *t, pid_t pid);
 int cgk_mounts_read(struct cgk_mount **out, size_t *n);
 
 /* ---- run state shared by everything below kill.c ---- */
+/* Open pidfds (reap.c closes them). */
+struct cgk_pins {
+	size_t n, cap;
+	int *fd;
+};
+
 struct cgk_run {
 	const struct cgk_options *opts;
 	struct cgk_report *rep;
@@ -288,6 +294,9 @@ struct cgk_run {
 	/* Kernel threads may be among the pids we see: we are in the initial
 	 * pid namespace, or cannot tell. */
 	bool kthreads_visible;
+	/* CGK_REAP: killed processes that were freeing their memory
+	 * themselves already (cgk_reap_wait()). */
+	struct cgk_pins exiting;
 };
 
 /* ---- tree.c ---- */
@@ -348,21 +357,24 @@ int cgk_signal_stragglers(struct cgk_run *run, int sig, unsigned *fresh);
  * the processes first: pidfds of the processes of the subtree, each
  * confirmed in its cgroup as a pass confirms it, never the caller's;
  * at most run->batch of them. */
-struct cgk_pins {
-	size_t n, cap;
-	int *fd;
-};
 int cgk_signal_pin(struct cgk_run *run, struct cgk_pins *pins);
-void cgk_pins_close(struct cgk_pins *pins);
 
 /* ---- reap.c ---- */
 /* process_mrelease(2) of the process pidfd pins, which was sent SIGKILL:
  * its address space released now rather than on its way out. Counted in
- * the report: released, gone (ESRCH: it had already let go of its memory),
- * shared (EINVAL: its memory is shared with a process that is not dying,
- * or it was not dying); any other errno (ENOSYS before Linux 5.15) is the
- * report's reap_errno, and later calls do nothing. */
+ * the report: released, gone (ESRCH: it had let go of its memory, and
+ * frees it as it exits: kept in run->exiting), shared (EINVAL: its memory
+ * is shared with a process that is not dying, or it was not dying); any
+ * other errno (ENOSYS before Linux 5.15) is the report's reap_errno, and
+ * later calls do nothing. */
 void cgk_reap(struct cgk_run *run, int pidfd);
+/* Wait (until deadline, cgk_now_ms; -ECANCELED if the caller's cancel
+ * flag is set) for the processes of run->exiting to finish their exit,
+ * which frees their memory before the pidfd tells it; closes them all. So
+ * a reap that lost the race to a process's own exit still returns with
+ * the memory back. */
+int cgk_reap_wait(struct cgk_run *run, uint64_t deadline);
+void cgk_pins_close(struct cgk_pins *pins);
 
 /* ---- passes.c ---- */
 /* Passes until one finds nothing new (bounded by deadline, cgk_now_ms);

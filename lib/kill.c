@@ -226,6 +226,24 @@ static int report_survivors(struct cgk_run *run, int r)
 			     left->n, ms);
 }
 
+/* Send sig at the boosted priority. With CGK_REAP, then wait for the
+ * killed processes that were freeing their memory themselves (the reap
+ * lost the race to their exit): the memory is back when this returns. */
+static int send_boosted(struct cgk_run *run, struct boost *boost, int sig)
+{
+	int r, w;
+
+	boost_raise(boost);
+	r = send_signal(run, sig);
+	boost_drop(boost);
+	if (!run->exiting.n)
+		return r;
+	w = cgk_reap_wait(run, cgk_deadline_after(CGK_SEND_BUDGET_MS));
+	if (r >= 0 && w < 0)
+		r = cgk_error_set(&run->err, w, "interrupted while the killed processes exit");
+	return r;
+}
+
 /* Everything after the guard rails: confirm, signal, escalate, wait. */
 static int kill_checked(struct cgk_run *run, struct boost *boost)
 {
@@ -252,9 +270,7 @@ static int kill_checked(struct cgk_run *run, struct boost *boost)
 	}
 
 	start = cgk_now_ms();
-	boost_raise(boost);
-	r = send_signal(run, opts->signal);
-	boost_drop(boost);
+	r = send_boosted(run, boost, opts->signal);
 	/* A process that refused one signal refuses the next: no escalation,
 	 * no wait for what cannot go. */
 	for (size_t i = 0; r >= 0 && !run->self_seen && !rep->not_permitted &&
@@ -264,13 +280,10 @@ static int kill_checked(struct cgk_run *run, struct boost *boost)
 		r = wait_empty(run, cgk_deadline_after(e->after_ms));
 		if (r == 0)
 			break;
-		if (r == -ETIMEDOUT) {
-			boost_raise(boost);
-			r = send_signal(run, e->signal);
-			boost_drop(boost);
-		} else {
+		if (r == -ETIMEDOUT)
+			r = send_boosted(run, boost, e->signal);
+		else
 			r = cgk_error_wrap(&run->err, r, "cannot wait");
-		}
 	}
 	rep->signal_ms = cgk_now_ms() - start;
 	count_cgroups(run);
@@ -323,6 +336,7 @@ static int run_target(struct cgk_run *run, struct boost *boost)
 	if (r >= 0)
 		r = kill_checked(run, boost);
 	cgk_pidset_free(&run->done);
+	cgk_pins_close(&run->exiting);
 	close(run->procfd);
 	return r;
 }

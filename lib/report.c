@@ -426,6 +426,15 @@ static void jw_error(struct jw *w, const char *key, int err, const char *message
 	jw_close(w, '}');
 }
 
+/* jw_error() for an errno (positive), null for 0. */
+static void jw_errno(struct jw *w, const char *key, int err)
+{
+	if (err)
+		jw_error(w, key, err, NULL);
+	else
+		jw_null(w, key);
+}
+
 static void jw_processes(struct jw *w, const char *key,
 			 const struct cgk_process_list *l)
 {
@@ -472,10 +481,7 @@ static void jw_report(struct jw *w, const struct cgk_report *r)
 		jw_null(w, "hierarchy");
 	jw_backend(w, "backend", r->backend);
 	jw_backend(w, "fell_back_from", r->fell_back_from);
-	if (r->fallback_errno)
-		jw_error(w, "fallback_error", r->fallback_errno, NULL);
-	else
-		jw_null(w, "fallback_error");
+	jw_errno(w, "fallback_error", r->fallback_errno);
 	guard = r->refused != CGK_GUARD_NONE ? cgk_guard_name(r->refused) : NULL;
 	if (guard)
 		jw_cstr(w, "refused", guard);
@@ -509,10 +515,7 @@ static void jw_report(struct jw *w, const struct cgk_report *r)
 		jw_uint(w, "released", r->reaped);
 		jw_uint(w, "gone", r->reap_gone);
 		jw_uint(w, "shared", r->reap_shared);
-		if (r->reap_errno)
-			jw_error(w, "error", r->reap_errno, NULL);
-		else
-			jw_null(w, "error");
+		jw_errno(w, "error", r->reap_errno);
 		jw_close(w, '}');
 	} else {
 		jw_null(w, "reap");

@@ -369,11 +369,3 @@ int cgk_signal_pin(struct cgk_run *run, struct cgk_pins *pins)
 {
 	return cgk_tree_walk_procs(run, pin_visit, pins);
 }
-
-void cgk_pins_close(struct cgk_pins *pins)
-{
-	for (size_t i = 0; i < pins->n; i++)
-		close(pins->fd[i]);
-	free(pins->fd);
-	*pins = (struct cgk_pins){ 0 };
-}
