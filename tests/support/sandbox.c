@@ -30,7 +30,7 @@ struct sb_mnt {
 
 static struct sb_mnt sb_mnts[SB_MAX_MOUNTS];
 static size_t sb_n_mnts;
-static int sb_hier_idx[SB_HIER_COUNT_] = { -1, -1, -1 };
+static int sb_hier_idx[SB_HIER_COUNT_] = { -1, -1, -1, -1 };
 static pid_t sb_owner;		/* the test process */
 static pid_t sb_watchdog;
 static char *sb_boxes[SB_MAX_SANDBOXES];
@@ -145,6 +145,9 @@ static void find_mounts(void)
 		if (m->version == 1 && opts_have(m->opts, "pids") &&
 		    sb_hier_idx[SB_V1_PIDS] < 0)
 			sb_hier_idx[SB_V1_PIDS] = (int)k;
+		if (m->version == 1 && opts_have(m->opts, "memory") &&
+		    sb_hier_idx[SB_V1_MEMORY] < 0)
+			sb_hier_idx[SB_V1_MEMORY] = (int)k;
 	}
 }
 
@@ -157,7 +160,7 @@ const char *sb_mount(enum sb_hier h)
 
 const char *sb_hier_name(enum sb_hier h)
 {
-	static const char *const names[] = { "v2", "v1-freezer", "v1-pids" };
+	static const char *const names[] = { "v2", "v1-freezer", "v1-pids", "v1-memory" };
 
 	return h < SB_HIER_COUNT_ ? names[h] : "?";
 }

@@ -25,6 +25,7 @@ enum sb_hier {
 	SB_V2,		/* the cgroup v2 mount */
 	SB_V1_FREEZER,	/* the v1 hierarchy with the freezer controller */
 	SB_V1_PIDS,	/* the v1 hierarchy with the pids controller */
+	SB_V1_MEMORY,	/* the v1 hierarchy with the memory controller */
 	SB_HIER_COUNT_
 };
 
