@@ -248,9 +248,15 @@ struct cg {
 	struct src psi[PSI_NRES];
 	struct src plevel;
 	int plevel_file;	/* memory.pressure_level, kept open while registered */
+	bool plevel_fallback;	/* memory.pressure_level stands in for memory.pressure */
 	uint64_t episode_start;	/* first trigger event of the current episode (ms), 0 none */
 	uint64_t episode_last;	/* last trigger event */
+	unsigned episode_events;	/* trigger events in it */
+	uint64_t plevel_count;	/* v1 level notifications in it (eventfd counts) */
 	uint64_t pgscan_base;	/* at the episode's start */
+	bool reclaim_told;	/* "a stall without reclaim" said in this episode */
+	bool swap_armed;	/* counted by the swap poll */
+	uint64_t swap_since;	/* swap used at or above the rule's share since (ms), 0 not */
 
 	/* victim choice: the figures at the episode's start (victim.c) */
 	struct victim_base *vbase;
@@ -310,6 +316,9 @@ void pressure_disarm(struct cg *c);
  * (why says which), for --check. privileged: CAP_SYS_RESOURCE. */
 int pressure_trigger_text(const struct rule *r, bool privileged, char *buf, size_t size, char *why,
 			  size_t whysize);
+/* Does cgkilld have CAP_SYS_RESOURCE (the kernel's "privileged" PSI
+ * triggers)? (main.c) */
+bool has_cap_sys_resource(void);
 
 bool memory_arm(struct cg *c, bool quiet);
 void memory_event(struct cg *c, enum src_type type);

@@ -102,7 +102,7 @@ static void print_error(void *ud, const char *file, unsigned line, const char *m
 }
 
 /* PSI triggers with windows other than multiples of 2 s need it. */
-static bool has_cap_sys_resource(void)
+bool has_cap_sys_resource(void)
 {
 	char line[256];
 	unsigned long long caps = 0;

@@ -1,33 +1,719 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Pressure: PSI triggers (memory, cpu, io; the cgroup's or the machine's),
- * the v1 memory.pressure_level, and swap use. BEING WRITTEN.
+ * the v1 memory.pressure_level, and swap use.
+ *
+ * PSI: one kernel trigger per resource and watched cgroup, "some|full
+ * STALL_us WINDOW_us" written to an open memory|cpu|io.pressure (or
+ * /proc/pressure/<res>), EPOLLPRI when the stall in the trailing window
+ * reached STALL, at most once per window. Without CAP_SYS_RESOURCE the
+ * kernel takes only windows that are multiples of 2 s and checks them in
+ * its averaging work, which runs every 2 s (PSI_FREQ): an event comes up to
+ * about 2 s after the stall crossed the threshold.
+ *
+ * Episodes: the first event begins one; an event no later than the gap
+ * (below) after the previous one continues it; a longer silence ends it
+ * (seen at the next event: no timer runs). The first event attests one
+ * window of stall, so the rule acts at the first event at which the
+ * episode has lasted PressureDuration - PressureWindow (with duration ==
+ * window: at the first event). With PressureNeedsReclaim=yes it acts only
+ * if the reclaim counter rose since the episode's first event; if not it
+ * says so once and the episode goes on.
+ *
+ * memory-pressure-level (v1): an eventfd registered through the v1
+ * counterpart's cgroup.event_control with memory.pressure_level; each
+ * wakeup is an event of the same kind of episode, whose events may be at
+ * most PressureWindow apart. It also stands in for memory-pressure where
+ * the cgroup has no memory.pressure (PSI off) and a v1 counterpart exists.
+ *
+ * swap: no notification exists for swap use, so /proc/meminfo is read
+ * every second by one timer for all watched cgroups, only while the
+ * machine has swap; /proc/swaps (whose poll reports swapon and swapoff)
+ * tells when that changes.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
 
 #include "cgkilld.h"
 
-int pressure_trigger_text(const struct rule *r, bool privileged, char *buf, size_t size, char *why,
+/* the kernel's bounds of a trigger's window (kernel/sched/psi.c) */
+#define WIN_MIN_MS 500
+#define WIN_MAX_MS 10000
+#define UNPRIV_MULTIPLE_MS 2000	/* without CAP_SYS_RESOURCE */
+/* an unprivileged trigger is checked by the kernel's averaging work, every
+ * 2 s (PSI_FREQ): an event due at a window after the previous one may come
+ * one period later when the trailing window's growth, interpolated at one
+ * period, is just short of the threshold and over it at the next */
+#define AVGS_PERIOD_MS 2000
+/* the daemon's own wakeups: under a memory stall it may be late too */
+#define WAKE_SLACK_MS 500
+/* how much earlier than due an event may be seen (wakeup jitter): at most
+ * this, and at most a quarter of the window */
+#define JITTER_MS 250
+#define SWAP_POLL_MS 1000
+
+static const char *const res_name[PSI_NRES] = { "memory", "cpu", "io" };
+static const unsigned res_trig[PSI_NRES] = { TRIG_MEMORY_PRESSURE, TRIG_CPU_PRESSURE, TRIG_IO_PRESSURE };
+static const char *const level_name[] = { "low", "medium", "critical" };
+
+static int privileged = -1;
+
+static bool is_privileged(void)
+{
+	if (privileged < 0)
+		privileged = has_cap_sys_resource();
+	return privileged;
+}
+
+static const char *span(uint64_t ms, char *buf, size_t size)
+{
+	if (ms % 1000 == 0)
+		snprintf(buf, size, "%llus", (unsigned long long)(ms / 1000));
+	else
+		snprintf(buf, size, "%llums", (unsigned long long)ms);
+	return buf;
+}
+
+int pressure_trigger_text(const struct rule *r, bool priv, char *buf, size_t size, char *why,
 			  size_t whysize)
 {
-	(void)r, (void)privileged, (void)buf, (void)size;
-	snprintf(why, whysize, "pressure triggers are not written yet");
-	return -EINVAL;
+	uint64_t win_us = r->pressure_window_ms * 1000, stall_us = win_us * r->pressure_pct / 100;
+	char w[32];
+
+	span(r->pressure_window_ms, w, sizeof(w));
+	if (r->pressure_window_ms < WIN_MIN_MS || r->pressure_window_ms > WIN_MAX_MS) {
+		snprintf(why, whysize, "PressureWindow=%s: the kernel takes PSI trigger windows from 500ms to 10s", w);
+		return -EINVAL;
+	}
+	if (!priv && r->pressure_window_ms % UNPRIV_MULTIPLE_MS) {
+		snprintf(why, whysize,
+			 "PressureWindow=%s: without CAP_SYS_RESOURCE the kernel takes only PSI trigger windows that are multiples of 2s (2s, 4s, 6s, 8s, 10s), and this process does not have it",
+			 w);
+		return -EINVAL;
+	}
+	if (stall_us < 1 || stall_us > win_us) {
+		snprintf(why, whysize, "PressureLimit=%u%% of %s: the kernel wants a stall from 1us to the window",
+			 r->pressure_pct, w);
+		return -EINVAL;
+	}
+	if (buf)
+		snprintf(buf, size, "%s %llu %llu", r->pressure_full ? "full" : "some",
+			 (unsigned long long)stall_us, (unsigned long long)win_us);
+	return 0;
 }
+
+/* ---- reading ---- */
+
+static ssize_t read_path(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read_at0(fd, buf, size);
+	close(fd);
+	return n;
+}
+
+struct psi_line {
+	double avg10, avg60, avg300;
+	unsigned long long total;
+};
+
+/* The "some" or "full" line of a pressure file. */
+static bool psi_parse(const char *text, bool full, struct psi_line *p)
+{
+	const char *key = full ? "full " : "some ";
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		if (!strncmp(l, key, 5))
+			return sscanf(l + 5, "avg10=%lf avg60=%lf avg300=%lf total=%llu", &p->avg10, &p->avg60,
+				      &p->avg300, &p->total) == 4;
+	return false;
+}
+
+/* The sum of the keys that exist in text; false if none. */
+static bool kv_sum(const char *text, const char *const *keys, uint64_t *sum)
+{
+	bool any = false;
+	uint64_t v;
+
+	*sum = 0;
+	for (; *keys; keys++)
+		if (kv_get(text, *keys, &v)) {
+			*sum += v;
+			any = true;
+		}
+	return any;
+}
+
+/* The machine's reclaim scans: /proc/vmstat counts only global reclaim
+ * (kswapd and direct), not that of a cgroup at its limit. */
+static bool vmstat_pgscan(uint64_t *v)
+{
+	static const char *const keys[] = { "pgscan_kswapd", "pgscan_direct", "pgscan_khugepaged", NULL };
+	char buf[16384];
+
+	return read_path("/proc/vmstat", buf, sizeof(buf)) > 0 && kv_sum(buf, keys, v);
+}
+
+enum reclaim_src { RECLAIM_NONE, RECLAIM_V2, RECLAIM_V1, RECLAIM_MACHINE };
+
+static const char *const reclaim_json[] = {
+	[RECLAIM_NONE] = "none",
+	[RECLAIM_V2] = "cgroup pgscan",
+	[RECLAIM_V1] = "v1 failcnt and machine pgscan",
+	[RECLAIM_MACHINE] = "machine pgscan",
+};
+
+/* The reclaim counter of c: the v2 memory.stat's pgscan (the cgroup's
+ * reclaim, at its limit or the machine's); on a v1 memory counterpart,
+ * whose memory.stat has no pgscan, its memory.failcnt (charges that met
+ * the limit and reclaimed) plus the machine's pgscan (global reclaim,
+ * which failcnt does not see); else, and for PressureOf=system, the
+ * machine's pgscan alone. Both parts only grow (unless failcnt is reset
+ * by hand: the caller takes a fall as no rise). */
+static enum reclaim_src reclaim_read(struct cg *c, uint64_t *v, char *where, size_t size)
+{
+	static const char *const v2keys[] = { "pgscan_kswapd", "pgscan_direct", "pgscan_khugepaged", NULL };
+	char path[PATH_MAX], buf[8192], *v1;
+	uint64_t m = 0;
+
+	if (!c->rule->pressure_system) {
+		snprintf(path, sizeof(path), "%s/%s%smemory.stat", D.v2, c->rel, *c->rel ? "/" : "");
+		if (read_path(path, buf, sizeof(buf)) > 0 && (kv_get(buf, "pgscan", v) || kv_sum(buf, v2keys, v))) {
+			snprintf(where, size, "pgscan of %s", path);
+			return RECLAIM_V2;
+		}
+		v1 = v1_counterpart(c, D.v1_memory, "memory");
+		if (v1) {
+			uint64_t f = 0;
+
+			snprintf(path, sizeof(path), "%s/memory.failcnt", v1);
+			free(v1);
+			if (read_path(path, buf, sizeof(buf)) > 0 && sscanf(buf, "%" SCNu64, &f) == 1) {
+				vmstat_pgscan(&m);
+				*v = f + m;
+				snprintf(where, size, "%s (limit reclaim) and the machine's pgscan (/proc/vmstat)", path);
+				return RECLAIM_V1;
+			}
+		}
+	}
+	if (vmstat_pgscan(&m)) {
+		*v = m;
+		snprintf(where, size, "the machine's pgscan (/proc/vmstat pgscan_kswapd, pgscan_direct)");
+		return RECLAIM_MACHINE;
+	}
+	*v = 0;
+	snprintf(where, size, "no reclaim counter");
+	return RECLAIM_NONE;
+}
+
+/* ---- episodes ---- */
+
+static uint64_t psi_gap_ms(const struct rule *r)
+{
+	uint64_t late = is_privileged() ? r->pressure_window_ms / 10 : AVGS_PERIOD_MS;
+
+	return r->pressure_window_ms + late + WAKE_SLACK_MS;
+}
+
+/* An event at t: begins or continues c's episode (gap: the longest
+ * silence that continues it). */
+static void episode_event(struct cg *c, uint64_t t, uint64_t gap)
+{
+	struct rule *r = c->rule;
+
+	if (c->episode_start && t - c->episode_last > gap) {
+		log_msg(LOG_PRI_DEBUG,
+			"rule %s: %s/%s: the pressure episode ended after %llums, %u event(s) (no event for %llums)",
+			r->name, D.v2, c->rel, (unsigned long long)(c->episode_last - c->episode_start),
+			c->episode_events, (unsigned long long)(t - c->episode_last));
+		c->episode_start = 0;
+	}
+	if (!c->episode_start) {
+		c->episode_start = t;
+		c->episode_events = 0;
+		c->plevel_count = 0;
+		c->reclaim_told = false;
+		if (r->pressure_reclaim) {
+			char where[PATH_MAX + 128];
+
+			reclaim_read(c, &c->pgscan_base, where, sizeof(where));
+			log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: a pressure episode began; reclaim read from %s (%llu)",
+				r->name, D.v2, c->rel, where, (unsigned long long)c->pgscan_base);
+		} else {
+			log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: a pressure episode began", r->name, D.v2, c->rel);
+		}
+		victim_episode_start(c);
+	}
+	c->episode_last = t;
+	c->episode_events++;
+}
+
+/* Has the episode lasted long enough? (The first event counts for a
+ * window.) */
+static bool episode_due(const struct cg *c)
+{
+	const struct rule *r = c->rule;
+	uint64_t need = r->pressure_duration_ms > r->pressure_window_ms
+				? r->pressure_duration_ms - r->pressure_window_ms
+				: 0,
+		 jitter = r->pressure_window_ms / 4 < JITTER_MS ? r->pressure_window_ms / 4 : JITTER_MS;
+
+	return c->episode_last - c->episode_start + jitter >= need;
+}
+
+static void episode_end(struct cg *c)
+{
+	c->episode_start = 0;
+	c->episode_events = 0;
+	c->plevel_count = 0;
+}
+
+/* ---- PSI triggers ---- */
+
+static void psi_path(const struct cg *c, int i, char *path, size_t size)
+{
+	if (c->rule->pressure_system)
+		snprintf(path, size, "/proc/pressure/%s", res_name[i]);
+	else
+		snprintf(path, size, "%s/%s%s%s.pressure", D.v2, c->rel, *c->rel ? "/" : "", res_name[i]);
+}
+
+static bool level_arm(struct cg *c, bool quiet, bool fallback);
+
+static bool psi_arm(struct cg *c, int i, bool quiet)
+{
+	struct rule *r = c->rule;
+	char path[PATH_MAX], text[64], why[512];
+	int fd;
+
+	if (pressure_trigger_text(r, is_privileged(), text, sizeof(text), why, sizeof(why)) < 0) {
+		if (!quiet)
+			log_msg(LOG_PRI_ERR, "rule %s: %s/%s: %s-pressure not armed: %s", r->name, D.v2, c->rel,
+				res_name[i], why);
+		return false;
+	}
+	psi_path(c, i, path, sizeof(path));
+	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		if (e == ENOENT && i == PSI_MEMORY && !r->pressure_system && D.v1_memory) {
+			if (c->plevel.fd >= 0)
+				return false;	/* armed already */
+			if (!level_arm(c, quiet, true))
+				return false;
+			log_msg(LOG_PRI_INFO,
+				"rule %s: %s/%s: no memory.pressure (PSI is off: psi=0, or cgroup.pressure 0): memory-pressure stands on the v1 memory.pressure_level (%s) instead",
+				r->name, D.v2, c->rel, level_name[r->pressure_level]);
+			return true;
+		}
+		if (e != ENOENT)
+			open_failed(path, e);
+		else if (!quiet && r->told_unarmed++ == 0)
+			log_msg(LOG_PRI_NOTICE,
+				"rule %s: %s: no such file (PSI is off: psi=0 on the kernel's command line, CONFIG_PSI, or cgroup.pressure 0): %s-pressure not armed (said once for each rule)",
+				r->name, path, res_name[i]);
+		return false;
+	}
+	/* /proc/pressure/ takes the buffer's last byte for the NUL: give it
+	 * one; the cgroup files take the text as it is */
+	if (write(fd, text, strlen(text) + (r->pressure_system ? 1 : 0)) < 0) {
+		int e = errno;
+
+		log_msg(LOG_PRI_ERR, "rule %s: %s: the PSI trigger \"%s\" refused: %s%s", r->name, path, text,
+			strerror(e),
+			e == EINVAL ? " (the kernel takes windows from 500ms to 10s, multiples of 2s without CAP_SYS_RESOURCE, and a stall up to the window)"
+			: e == EBUSY ? " (one trigger per open file)"
+				     : "");
+		close(fd);
+		return false;
+	}
+	c->psi[i].fd = fd;
+	if (epoll_add(&c->psi[i], EPOLLPRI) < 0) {
+		src_close(&c->psi[i]);
+		return false;
+	}
+	log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: %s-pressure: PSI trigger \"%s\" on %s", r->name, D.v2, c->rel,
+		res_name[i], text, path);
+	return true;
+}
+
+static void psi_event(struct cg *c, int i)
+{
+	struct rule *r = c->rule;
+	char buf[512], path[PATH_MAX], json[1024], text[2 * PATH_MAX + 1024], reclaim_j[160] = "",
+	     reclaim_t[PATH_MAX + 256] = "";
+	struct psi_line p = { 0 };
+	uint64_t t = now_ms(), episode;
+	enum reclaim_src rs = RECLAIM_NONE;
+
+	psi_path(c, i, path, sizeof(path));
+	if (read_at0(c->psi[i].fd, buf, sizeof(buf)) < 0) {
+		/* the cgroup is going away (or its PSI was turned off):
+		 * EPOLLERR for ever; the trigger goes with the file */
+		log_msg(LOG_PRI_INFO, "rule %s: %s: gone: %s-pressure trigger dropped", r->name, path, res_name[i]);
+		src_close(&c->psi[i]);
+		return;
+	}
+	psi_parse(buf, r->pressure_full, &p);
+	episode_event(c, t, psi_gap_ms(r));
+	episode = c->episode_last - c->episode_start;
+	if (!episode_due(c)) {
+		log_msg(LOG_PRI_DEBUG,
+			"rule %s: %s: %s stall above %u%% of a %llums window (avg10 %.2f%%), episode %llums of %llums",
+			r->name, path, r->pressure_full ? "full" : "some", r->pressure_pct,
+			(unsigned long long)r->pressure_window_ms, p.avg10, (unsigned long long)episode,
+			(unsigned long long)(r->pressure_duration_ms - r->pressure_window_ms));
+		return;
+	}
+	if (r->pressure_reclaim) {
+		char where[PATH_MAX + 128];
+		uint64_t v = 0;
+
+		rs = reclaim_read(c, &v, where, sizeof(where));
+		if (v <= c->pgscan_base) {
+			if (v < c->pgscan_base)
+				c->pgscan_base = v;	/* reset by hand */
+			if (!c->reclaim_told)
+				log_msg(LOG_PRI_NOTICE,
+					"rule %s: %s: %s stall above %u%% of each %llums window for %llums (avg10 %.2f%%), but no reclaim: %s did not rise since the episode began; not acted on (said once an episode)",
+					r->name, path, r->pressure_full ? "full" : "some", r->pressure_pct,
+					(unsigned long long)r->pressure_window_ms,
+					(unsigned long long)(episode + r->pressure_window_ms), p.avg10, where);
+			c->reclaim_told = true;
+			return;
+		}
+		snprintf(reclaim_j, sizeof(reclaim_j), ", \"reclaim\": \"%s\", \"reclaim_rise\": %llu",
+			 reclaim_json[rs], (unsigned long long)(v - c->pgscan_base));
+		snprintf(reclaim_t, sizeof(reclaim_t), "; reclaim: %s rose by %llu", where,
+			 (unsigned long long)(v - c->pgscan_base));
+	}
+	snprintf(json, sizeof(json),
+		 "\"type\": \"%s-pressure\", \"of\": \"%s\", \"kind\": \"%s\", \"avg10\": %.2f, \"avg60\": %.2f, \"avg300\": %.2f, \"total_us\": %llu, \"threshold_us\": %llu, \"window_us\": %llu, \"duration_ms\": %llu, \"episode_ms\": %llu, \"events\": %u%s",
+		 res_name[i], r->pressure_system ? "system" : "cgroup", r->pressure_full ? "full" : "some",
+		 p.avg10, p.avg60, p.avg300, p.total,
+		 (unsigned long long)(r->pressure_window_ms * 1000 * r->pressure_pct / 100),
+		 (unsigned long long)(r->pressure_window_ms * 1000),
+		 (unsigned long long)r->pressure_duration_ms, (unsigned long long)(episode + r->pressure_window_ms),
+		 c->episode_events, reclaim_j);
+	snprintf(text, sizeof(text),
+		 "%s-pressure%s: %s stall at or above %u%% of each %llums window for %llums (%u trigger event(s) over %llums); %s avg10 %.2f%% avg60 %.2f%% avg300 %.2f%% total %lluus%s",
+		 res_name[i], r->pressure_system ? " (the machine's)" : "", r->pressure_full ? "full" : "some",
+		 r->pressure_pct, (unsigned long long)r->pressure_window_ms,
+		 (unsigned long long)(episode + r->pressure_window_ms), c->episode_events,
+		 (unsigned long long)episode, path, p.avg10, p.avg60, p.avg300, p.total, reclaim_t);
+	episode_end(c);
+	{
+		char trig[32];
+
+		snprintf(trig, sizeof(trig), "%s-pressure", res_name[i]);
+		act(c, trig, json, text);
+	}
+}
+
+/* ---- the v1 memory.pressure_level ---- */
+
+static bool level_arm(struct cg *c, bool quiet, bool fallback)
+{
+	struct rule *r = c->rule;
+	char *v1 = v1_counterpart(c, D.v1_memory, "memory"), path[PATH_MAX], line[96];
+	int ctl = -1, e = 0;
+
+	c->plevel.type = SRC_PRESSURE_LEVEL;
+	if (!v1) {
+		if (!quiet && r->told_unarmed++ == 0)
+			log_msg(LOG_PRI_NOTICE,
+				"rule %s: %s/%s has no v1 memory counterpart yet: memory-pressure-level armed once there is one (said once for each rule)",
+				r->name, D.v2, c->rel);
+		return false;
+	}
+	snprintf(path, sizeof(path), "%s/memory.pressure_level", v1);
+	c->plevel_file = open(path, O_RDONLY | O_CLOEXEC);
+	if (c->plevel_file < 0) {
+		if (errno != ENOENT)
+			open_failed(path, errno);
+		free(v1);
+		return false;
+	}
+	c->plevel.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	snprintf(path, sizeof(path), "%s/cgroup.event_control", v1);
+	ctl = open(path, O_WRONLY | O_CLOEXEC);
+	if (c->plevel.fd < 0 || ctl < 0) {
+		e = errno;
+	} else {
+		/* "hierarchy": told of the pressure below too, even where a
+		 * descendant has a listener of its own (Linux 4.9+) */
+		snprintf(line, sizeof(line), "%d %d %s,hierarchy", c->plevel.fd, c->plevel_file,
+			 level_name[r->pressure_level]);
+		if (write(ctl, line, strlen(line)) < 0) {
+			snprintf(line, sizeof(line), "%d %d %s", c->plevel.fd, c->plevel_file,
+				 level_name[r->pressure_level]);
+			if (write(ctl, line, strlen(line)) < 0)
+				e = errno;
+		}
+		if (!e && epoll_add(&c->plevel, EPOLLIN) < 0)
+			e = errno;
+	}
+	if (ctl >= 0)
+		close(ctl);
+	if (e) {
+		log_msg(LOG_PRI_WARNING, "rule %s: cannot register for memory pressure level notifications in %s: %s",
+			r->name, v1, strerror(e));
+		src_close(&c->plevel);
+		close(c->plevel_file);
+		c->plevel_file = -1;
+		free(v1);
+		return false;
+	}
+	c->plevel_fallback = fallback;
+	log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: memory-pressure-level: %s on %s/memory.pressure_level%s", r->name,
+		D.v2, c->rel, level_name[r->pressure_level], v1, fallback ? " (for memory-pressure)" : "");
+	free(v1);
+	return true;
+}
+
+static void level_disarm(struct cg *c)
+{
+	src_close(&c->plevel);
+	if (c->plevel_file >= 0)
+		close(c->plevel_file);
+	c->plevel_file = -1;
+	c->plevel_fallback = false;
+}
+
+static void level_event(struct cg *c)
+{
+	struct rule *r = c->rule;
+	uint64_t n = 0, t = now_ms(), episode;
+	char buf[8], json[512], text[512];
+
+	if (read(c->plevel.fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		return;
+	/* the file has no read handler (EINVAL): anything else means that
+	 * the cgroup is gone, and the kernel signalled the eventfd for that */
+	if (pread(c->plevel_file, buf, sizeof(buf), 0) < 0 && errno != EINVAL) {
+		log_msg(LOG_PRI_INFO, "rule %s: %s/%s: the v1 memory counterpart is gone: memory-pressure-level dropped",
+			r->name, D.v2, c->rel);
+		level_disarm(c);
+		return;
+	}
+	if (!n)
+		return;
+	episode_event(c, t, r->pressure_window_ms);
+	c->plevel_count += n;
+	episode = c->episode_last - c->episode_start;
+	if (!episode_due(c)) {
+		log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: memory pressure level %s (%llu notification(s)), episode %llums",
+			r->name, D.v2, c->rel, level_name[r->pressure_level], (unsigned long long)n,
+			(unsigned long long)episode);
+		return;
+	}
+	snprintf(json, sizeof(json),
+		 "\"type\": \"memory-pressure-level\", \"hierarchy\": 1, \"level\": \"%s\", \"for\": \"%s\", \"notifications\": %llu, \"events\": %u, \"window_ms\": %llu, \"duration_ms\": %llu, \"episode_ms\": %llu",
+		 level_name[r->pressure_level], c->plevel_fallback ? "memory-pressure" : "memory-pressure-level",
+		 (unsigned long long)c->plevel_count, c->episode_events, (unsigned long long)r->pressure_window_ms,
+		 (unsigned long long)r->pressure_duration_ms, (unsigned long long)(episode + r->pressure_window_ms));
+	snprintf(text, sizeof(text),
+		 "memory-pressure-level%s: the v1 memory pressure level reached %s: %llu notification(s) in %u wakeup(s) over %llums, none more than %llums apart",
+		 c->plevel_fallback ? " (for memory-pressure: no PSI)" : "", level_name[r->pressure_level],
+		 (unsigned long long)c->plevel_count, c->episode_events, (unsigned long long)episode,
+		 (unsigned long long)r->pressure_window_ms);
+	episode_end(c);
+	act(c, "memory-pressure-level", json, text);
+}
+
+/* ---- swap ---- */
+
+static struct src swap_tick = { .type = SRC_SWAP, .fd = -1 };	/* every second, while there is swap */
+static struct src swaps_file = { .type = SRC_SWAP, .fd = -1 };	/* /proc/swaps: swapon, swapoff */
+static unsigned swap_users;
+static uint64_t swap_total_kb;
+
+static bool meminfo_swap(uint64_t *total, uint64_t *free_kb)
+{
+	char buf[8192];
+
+	return read_path("/proc/meminfo", buf, sizeof(buf)) > 0 && kv_get(buf, "SwapTotal:", total) &&
+	       kv_get(buf, "SwapFree:", free_kb);
+}
+
+static void swap_update(bool first)
+{
+	uint64_t total = 0, free_kb = 0;
+
+	meminfo_swap(&total, &free_kb);
+	if (total && swap_tick.fd < 0) {
+		struct itimerspec its = {
+			.it_value.tv_sec = SWAP_POLL_MS / 1000,
+			.it_interval.tv_sec = SWAP_POLL_MS / 1000,
+		};
+
+		swap_tick.fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (swap_tick.fd < 0 || timerfd_settime(swap_tick.fd, 0, &its, NULL) < 0 ||
+		    epoll_add(&swap_tick, EPOLLIN) < 0) {
+			log_msg(LOG_PRI_ERR, "swap: cannot set up the timer: %s", strerror(errno));
+			src_close(&swap_tick);
+		} else {
+			log_msg(LOG_PRI_INFO, "swap: %llu kB (SwapTotal): /proc/meminfo read every second for the swap trigger",
+				(unsigned long long)total);
+		}
+	} else if (!total && (swap_tick.fd >= 0 || first)) {
+		src_close(&swap_tick);
+		log_msg(LOG_PRI_NOTICE,
+			"swap: no swap (SwapTotal 0): the swap trigger waits, reading nothing, until swap is turned on (/proc/swaps tells)");
+	}
+	swap_total_kb = total;
+}
+
+static void swap_start(void)
+{
+	swaps_file.fd = open("/proc/swaps", O_RDONLY | O_CLOEXEC);
+	/* its poll reports EPOLLPRI (and EPOLLERR) after swapon and swapoff */
+	if (swaps_file.fd >= 0 && epoll_add(&swaps_file, EPOLLPRI) < 0)
+		src_close(&swaps_file);
+	if (swaps_file.fd < 0)
+		log_msg(LOG_PRI_WARNING, "/proc/swaps: %s: swap turned on later is seen at a reload (SIGHUP)",
+			strerror(errno));
+	swap_update(true);
+}
+
+static void swap_stop(void)
+{
+	src_close(&swap_tick);
+	src_close(&swaps_file);
+	swap_total_kb = 0;
+}
+
+static void swap_check(void)
+{
+	uint64_t total = 0, free_kb = 0, used, t = now_ms();
+
+	if (!meminfo_swap(&total, &free_kb) || !total) {
+		swap_update(false);
+		return;
+	}
+	used = total > free_kb ? total - free_kb : 0;
+	for (struct cg *c = D.cgs; c; c = c->next) {
+		struct rule *r = c->rule;
+		char json[512], text[512];
+
+		if (!c->swap_armed)
+			continue;
+		if (used * 100 < (uint64_t)r->swap_pct * total) {
+			c->swap_since = 0;
+			continue;
+		}
+		if (!c->swap_since)
+			c->swap_since = t;
+		/* the reads are a second apart, give or take a little */
+		if (t - c->swap_since + SWAP_POLL_MS / 10 < r->pressure_duration_ms)
+			continue;
+		snprintf(json, sizeof(json),
+			 "\"type\": \"swap\", \"swap_total_kb\": %llu, \"swap_used_kb\": %llu, \"used_pct\": %.1f, \"limit_pct\": %u, \"duration_ms\": %llu, \"for_ms\": %llu",
+			 (unsigned long long)total, (unsigned long long)used, 100.0 * (double)used / (double)total,
+			 r->swap_pct, (unsigned long long)r->pressure_duration_ms,
+			 (unsigned long long)(t - c->swap_since));
+		snprintf(text, sizeof(text),
+			 "swap: %llu of %llu kB used (%.1f%%), at or above %u%% for %llums", (unsigned long long)used,
+			 (unsigned long long)total, 100.0 * (double)used / (double)total, r->swap_pct,
+			 (unsigned long long)(t - c->swap_since));
+		c->swap_since = 0;
+		act(c, "swap", json, text);
+	}
+}
+
+static void swap_event(struct src *s)
+{
+	uint64_t n;
+
+	if (s->fd < 0)
+		return;
+	if (s == &swap_tick) {
+		if (read(s->fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+			return;
+		swap_check();
+	} else {
+		char buf[4096];
+		uint64_t before = swap_total_kb;
+
+		/* a read of the file is not needed to clear the event (its
+		 * poll does), but costs nothing */
+		if (read_at0(s->fd, buf, sizeof(buf)) < 0)
+			return;
+		swap_update(false);
+		if (before != swap_total_kb)
+			log_msg(LOG_PRI_INFO, "swap: SwapTotal %llu kB -> %llu kB", (unsigned long long)before,
+				(unsigned long long)swap_total_kb);
+	}
+}
+
+/* ---- the interface ---- */
 
 bool pressure_arm(struct cg *c, bool quiet)
 {
-	(void)c, (void)quiet;
-	return false;
+	struct rule *r = c->rule;
+	bool armed = false;
+
+	for (int i = 0; i < PSI_NRES; i++) {
+		c->psi[i].type = SRC_PSI;
+		c->psi[i].cg = c;
+		if ((r->triggers & res_trig[i]) && c->psi[i].fd < 0)
+			armed |= psi_arm(c, i, quiet);
+	}
+	c->plevel.cg = c;
+	c->plevel.type = SRC_PRESSURE_LEVEL;
+	if ((r->triggers & TRIG_PRESSURE_LEVEL) && c->plevel.fd < 0)
+		armed |= level_arm(c, quiet, false);
+	if ((r->triggers & TRIG_SWAP) && !c->swap_armed) {
+		c->swap_armed = true;
+		c->swap_since = 0;
+		if (swap_users++ == 0)
+			swap_start();
+		armed = true;
+	}
+	return armed;
 }
 
 void pressure_event(struct cg *c, struct src *s)
 {
-	(void)c, (void)s;
+	if (s->type == SRC_SWAP) {
+		swap_event(s);
+		return;
+	}
+	if (!c || s->fd < 0)
+		return;
+	if (s == &c->plevel) {
+		level_event(c);
+		return;
+	}
+	for (int i = 0; i < PSI_NRES; i++)
+		if (s == &c->psi[i])
+			psi_event(c, i);
 }
 
 void pressure_disarm(struct cg *c)
 {
-	(void)c;
+	for (int i = 0; i < PSI_NRES; i++)
+		src_close(&c->psi[i]);
+	level_disarm(c);
+	if (c->swap_armed) {
+		c->swap_armed = false;
+		if (--swap_users == 0)
+			swap_stop();
+	}
+	c->swap_since = 0;
+	episode_end(c);
 }
