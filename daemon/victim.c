@@ -173,12 +173,17 @@ static bool read_u64(const char *dir, const char *name, uint64_t *v)
 	return !errno && end != buf;
 }
 
-static bool populated(const char *dir)
+/* 1, 0 (empty or gone), or -errno: a cgroup that cannot be read must not
+ * pass for empty, or its parent would become a candidate. */
+static int populated(const char *dir)
 {
 	char buf[256];
 	uint64_t v;
+	ssize_t n = slurp(dir, "cgroup.events", buf, sizeof(buf));
 
-	return slurp(dir, "cgroup.events", buf, sizeof(buf)) > 0 && kv_get(buf, "populated", &v) && v;
+	if (n < 0)
+		return n == -ENOENT ? 0 : (int)n;
+	return n > 0 && kv_get(buf, "populated", &v) && v;
 }
 
 /* Taken as a whole: memory.oom.group 1, or the root of a threaded subtree. */
@@ -191,8 +196,16 @@ static bool whole(const char *dir)
 	       (slurp(dir, "cgroup.type", buf, sizeof(buf)) > 0 && !strncmp(buf, "domain threaded", 15));
 }
 
-/* The names of dir's child cgroups, malloc'ed; -errno. */
-static ssize_t children(const char *dir, char ***names)
+static void names_free(char **v, size_t n)
+{
+	while (n)
+		free(v[--n]);
+	free(v);
+}
+
+/* The names of dir's child cgroups, malloc'ed, in *names and *count:
+ * 0 (none if dir is gone), or -errno. */
+static int children(const char *dir, char ***names, size_t *count)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -200,35 +213,30 @@ static ssize_t children(const char *dir, char ***names)
 	size_t n = 0;
 
 	*names = NULL;
+	*count = 0;
 	if (!d)
-		return -errno;
+		return errno == ENOENT ? 0 : -errno;
 	while ((e = readdir(d))) {
 		char **grown;
 
 		if (e->d_type != DT_DIR || e->d_name[0] == '.')
 			continue;
 		grown = realloc(v, (n + 1) * sizeof(*v));
-		if (!grown || !(grown[n] = strdup(e->d_name))) {
-			v = grown ?: v;
-			while (n)
-				free(v[--n]);
-			free(v);
-			closedir(d);
-			return -ENOMEM;
-		}
+		if (!grown)
+			goto fail;
 		v = grown;
+		if (!(v[n] = strdup(e->d_name)))
+			goto fail;
 		n++;
 	}
 	closedir(d);
 	*names = v;
-	return (ssize_t)n;
-}
-
-static void names_free(char **v, ssize_t n)
-{
-	while (n > 0)
-		free(v[--n]);
-	free(v);
+	*count = n;
+	return 0;
+fail:
+	names_free(v, n);
+	closedir(d);
+	return -ENOMEM;
 }
 
 static bool xattr_on(const char *dir, const char *name)
@@ -315,18 +323,24 @@ static int add(struct walk *w, const char *sub, enum pref pref, const char *reas
 }
 
 /* The cgroup sub (relative to c, "" for c) and below it: 1 if populated
- * (its candidates added), 0 if empty or gone, -ENOMEM. */
+ * (its candidates added), 0 if empty or gone, -errno. */
 static int walk(struct walk *w, const char *sub, unsigned depth, enum pref pref, const char *reason,
 		const char *reason_at)
 {
 	char dir[PATH_MAX], rel[PATH_MAX], *own = NULL, **kids = NULL;
-	ssize_t nkids;
+	size_t nkids = 0;
 	bool any = false;
-	int ret = 1;
+	int ret;
 
 	if ((size_t)snprintf(rel, sizeof(rel), "%s%s%s", w->c->rel, *sub ? "/" : "", sub) >= sizeof(rel) ||
-	    cg_path(dir, sizeof(dir), rel) < 0 || !populated(dir))
-		return 0;
+	    cg_path(dir, sizeof(dir), rel) < 0)
+		return -ENAMETOOLONG;
+	ret = populated(dir);
+	if (ret < 0)
+		log_msg(LOG_PRI_ERR, "rule %s: %s: cannot read cgroup.events: %s", w->c->rule->name, dir,
+			strerror(-ret));
+	if (ret <= 0)
+		return ret;
 	if (depth > MAX_DEPTH) {
 		log_msg(LOG_PRI_INFO, "rule %s: %s: more than %d levels below the watched cgroup: not a candidate",
 			w->c->rule->name, dir, MAX_DEPTH);
@@ -341,19 +355,25 @@ static int walk(struct walk *w, const char *sub, unsigned depth, enum pref pref,
 	}
 	if (pref == PREF_OMIT || whole(dir))
 		goto candidate;
-	nkids = children(dir, &kids);
-	for (ssize_t i = 0; i < nkids && ret > 0; i++) {
+	/* an error below leaves no candidate: this cgroup would take along
+	 * what could not be seen (omitted ones too) */
+	ret = children(dir, &kids, &nkids);
+	if (ret < 0)
+		log_msg(LOG_PRI_ERR, "rule %s: %s: cannot list its cgroups: %s", w->c->rule->name, dir,
+			strerror(-ret));
+	for (size_t i = 0; i < nkids && ret == 0; i++) {
 		char s[PATH_MAX];
-		int r;
+		int r = -ENAMETOOLONG;
 
-		if ((size_t)snprintf(s, sizeof(s), "%s%s%s", sub, *sub ? "/" : "", kids[i]) >= sizeof(s))
-			continue;
-		r = walk(w, s, depth + 1, pref, reason, reason_at);
+		if ((size_t)snprintf(s, sizeof(s), "%s%s%s", sub, *sub ? "/" : "", kids[i]) < sizeof(s))
+			r = walk(w, s, depth + 1, pref, reason, reason_at);
 		if (r < 0)
 			ret = r;
 		any |= r > 0;
 	}
 	names_free(kids, nkids);
+	if (ret == 0)
+		ret = 1;
 	if (any || ret < 0)
 		goto out;
 candidate:
@@ -456,7 +476,8 @@ static int64_t processes_of(const char *dir, unsigned depth)
 {
 	char path[PATH_MAX], buf[8192], **kids;
 	int64_t n = 0;
-	ssize_t nkids, got;
+	size_t nkids;
+	ssize_t got;
 	int fd;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= sizeof(path))
@@ -470,8 +491,8 @@ static int64_t processes_of(const char *dir, unsigned depth)
 	}
 	if (depth >= MAX_DEPTH)
 		return n;
-	nkids = children(dir, &kids);
-	for (ssize_t i = 0; i < nkids; i++)
+	children(dir, &kids, &nkids);
+	for (size_t i = 0; i < nkids; i++)
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, kids[i]) < sizeof(path))
 			n += processes_of(path, depth + 1);
 	names_free(kids, nkids);
