@@ -125,11 +125,12 @@ static int cg_path(char *buf, size_t size, const char *rel)
 	return (size_t)snprintf(buf, size, "%s/%s", D.v2, rel) < size ? 0 : -ENAMETOOLONG;
 }
 
-/* A small file of dir, read to EOF (at most size - 1 bytes): bytes read, or -errno. */
+/* A small file of dir (one read, as the triggers read theirs): bytes
+ * read, or -errno. */
 static ssize_t slurp(const char *dir, const char *name, char *buf, size_t size)
 {
 	char path[PATH_MAX];
-	size_t len = 0;
+	ssize_t n;
 	int fd;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
@@ -137,24 +138,9 @@ static ssize_t slurp(const char *dir, const char *name, char *buf, size_t size)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
-	while (len < size - 1) {
-		ssize_t n = read(fd, buf + len, size - 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int err = -errno;
-
-			close(fd);
-			return err;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
+	n = read_at0(fd, buf, size);
 	close(fd);
-	buf[len] = '\0';
-	return (ssize_t)len;
+	return n;
 }
 
 /* A number file ("max": UINT64_MAX). */
