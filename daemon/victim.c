@@ -634,11 +634,15 @@ static void why_text(FILE *f, struct cg *c, const struct cand *v, size_t n)
 	fputs("): ", f);
 	if (n == 1)
 		fputs("the only candidate", f);
+	else if (top->pref == PREF_PREFER && same == 1)
+		fprintf(f, "preferred (%s), the only one among %zu candidates", top->reason, n);
 	else if (top->pref == PREF_PREFER)
 		fprintf(f, "preferred (%s), the %s of %zu preferred among %zu candidates", top->reason,
 			superlative(vk), same, n);
 	else if (top->pref == PREF_AVOID)
 		fprintf(f, "avoided (%s), the %s of %zu candidates, all avoided", top->reason, superlative(vk), n);
+	else if (avoided && same == 1)
+		fprintf(f, "the only one not avoided among %zu candidates", n);
 	else if (avoided)
 		fprintf(f, "the %s of %zu not avoided among %zu candidates", superlative(vk), same, n);
 	else

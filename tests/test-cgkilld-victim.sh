@@ -165,7 +165,7 @@ python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.cgkill_prefer", b"1")
 python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.cgkill_omit", b"")' "$v2/$box/jobs/poke"
 case_run xattrs Victim=memory
 killed a "user.cgkill_prefer on a"
-log_has '^<5>rule xattrs: .*: victim a \([^)]*\): preferred \(user.cgkill_prefer\), the largest of 1 preferred among 3 candidates; then c \([^)]*\), b \([^)]*\); omitted: poke \(user.cgkill_omit\)'
+log_has '^<5>rule xattrs: .*: victim a \([^)]*\): preferred \(user.cgkill_prefer\), the only one among 3 candidates; then c \([^)]*\), b \([^)]*\); omitted: poke \(user.cgkill_omit\)'
 ok $? "the prefer and omit xattrs are honoured (a first, the bomb omitted)" || diag "$(grep victim "$kd_log")"
 python3 -c 'import os, sys
 os.removexattr(sys.argv[1], "user.cgkill_prefer")
@@ -187,7 +187,7 @@ python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.cgkill_avoid", b"1")'
 chown "$nobody" "$v2/$box/jobs/b"
 case_run owner Victim=memory
 killed a "user.cgkill_omit on c and user.cgkill_avoid on b, all owned by uid $nobody"
-log_has '^<5>rule owner: .*: victim a \([^)]*\): the largest of 1 not avoided among 2 candidates; then b \([^;]*; avoided: user.cgkill_avoid\); omitted: c \(user.cgkill_omit\), poke \(user.cgkill_omit\)'
+log_has '^<5>rule owner: .*: victim a \([^)]*\): the only one not avoided among 2 candidates; then b \([^;]*; avoided: user.cgkill_avoid\); omitted: c \(user.cgkill_omit\), poke \(user.cgkill_omit\)'
 ok $? "xattrs on cgroups of the watched cgroup's owner are honoured" || diag "$(grep -E 'ignored|victim' "$kd_log")"
 chown 0 "$v2/$box/jobs" "$v2/$box/jobs/b" "$v2/$box/jobs/c"
 for n in b c; do
@@ -210,7 +210,38 @@ assert [(x["cgroup"][-1], x["figure"], x["unit"]) for x in k] == [("b", 4, "proc
 assert k[0]["memory"] >= 100 << 20, k' "$events"
 ok $? "the JSON event has the process counts"
 
-# 7. memory.oom.group: a subtree that sets it is one candidate
+# 7. a preference covers the subtree below; processes beside child
+#    cgroups are in no candidate: box/jobs/deep holds one itself, and
+#    box/jobs/deep/x five
+mkdir "$v2/$box/jobs/deep" "$v2/$box/jobs/deep/x" || bail_out "cannot create box/jobs/deep/x"
+run_in jobs/deep sleep 3600 || bail_out "no sleeper in box/jobs/deep"
+inner=$started
+deep=()
+for _ in 1 2 3 4 5; do
+	run_in jobs/deep/x sleep 3600 || bail_out "no sleeper in box/jobs/deep/x"
+	deep+=("$started")
+done
+case_run subtree Victim=processes 'Avoid=deep'
+killed c "Victim=processes, Avoid=deep"
+python3 -c 'import json, sys
+k = json.loads(open(sys.argv[1]).readline())["candidates"]
+assert [(x["cgroup"][len(sys.argv[2]) + 1:], x["figure"], x["group"], x["reason"]) for x in k] == \
+    [("c", 2, "normal", None), ("b", 1, "normal", None), ("a", 1, "normal", None),
+     ("deep/x", 5, "avoid", "Avoid=deep on deep")], k' "$events" "$v2/$box/jobs"
+ok $? "Avoid=deep puts box/jobs/deep/x last; box/jobs/deep itself is no candidate; b before a (a tie: memory)" || diag "$(head -c 2000 "$events")"
+case_run subtree2 Victim=processes
+[ "$victim" = deep/x ] && wait_for 30 "box/jobs/deep/x empty" empty jobs/deep/x
+ok $? "without it, box/jobs/deep/x (5 processes) is the victim" || diag "victim '$victim'" "$(grep victim "$kd_log")"
+dead=0
+for p in "${deep[@]}"; do
+	alive "$p" || dead=$((dead + 1))
+done
+[ $dead -eq 5 ] && alive "$inner"
+ok $? "its five processes died; the one in box/jobs/deep beside it lives"
+survivors ""
+ok $? "and a, b, c, the bomb and the sentinels live"
+
+# 8. memory.oom.group: a subtree that sets it is one candidate
 if [ -f "$v2/$box/jobs/a/memory.oom.group" ]; then
 	mkcg jobs/g/x "" $LIMIT && mkcg jobs/g/y "" $LIMIT || bail_out "cannot create box/jobs/g"
 	echo 1 >"$v2/$box/jobs/g/memory.oom.group"
