@@ -11,7 +11,8 @@
 # post-action delay keeps it to one), reads the event and stops it; the
 # child it killed is filled again for the next. Sentinels in a sibling
 # (box/other) and in the parent (box, where the layout allows it) must
-# live, and so must the children not chosen.
+# live, and so must the children not chosen. Last, memory-growth under a
+# cpu-pressure rule, and memory.oom.group where the v2 memory controller is.
 cd "${0%/*}/.." || exit 1
 . tests/cgkilld-lib.sh
 
@@ -241,7 +242,59 @@ ok $? "its five processes died; the one in box/jobs/deep beside it lives"
 survivors ""
 ok $? "and a, b, c, the bomb and the sentinels live"
 
-# 8. memory.oom.group: a subtree that sets it is one candidate
+# 8. Victim=memory-growth: growth from the pressure episode's start. Two
+#    busy loops on one CPU in box/jobs/busy (omitted) make cpu pressure;
+#    box/jobs/grow holds 20 MiB and takes 80 MiB more once the episode
+#    began: it grew the most, c (150 MiB, steady) is still the largest.
+mkcg jobs/grow "" $LIMIT && mkcg jobs/busy || bail_out "cannot create box/jobs/grow, box/jobs/busy"
+run_in jobs/grow python3 -c 'import signal, time
+held = [bytearray(b"x") * (20 << 20)]
+signal.signal(signal.SIGUSR1, lambda *_: held.append(bytearray(b"x") * (80 << 20)))
+while True:
+    time.sleep(3600)' || bail_out "no grower in box/jobs/grow"
+grow=$started
+wait_for 60 "box/jobs/grow to hold 20 MiB" eval '[ "$(usage jobs/grow)" -ge $((20 << 20)) ]' ||
+	bail_out "box/jobs/grow does not hold 20 MiB"
+busy=()
+for _ in 1 2; do
+	if command -v taskset >/dev/null; then
+		run_in jobs/busy taskset -c 0 sh -c 'while :; do :; done'
+	else
+		run_in jobs/busy sh -c 'while :; do :; done'
+	fi || bail_out "no busy loop in box/jobs/busy"
+	busy+=("$started")
+done
+{
+	printf '[Daemon]\nEventLog=%s\n\n[Rule]\nName=growth\nMatch=%s/jobs\n' "$events" "$box"
+	printf 'Trigger=cpu-pressure\nPressureLimit=some 20%%\nPressureWindow=2s\nPressureDuration=4s\n'
+	printf 'Victim=memory-growth\nOmit=busy\nAction=kill\nWait=20s\n'
+} >"$conf"
+: >"$events"
+kd_start "$conf" || bail_out "cgkilld did not start"
+if wait_log 30 '^<7>rule growth: .*/jobs: a pressure episode began'; then
+	kill -USR1 "$grow"
+	wait_for 30 "the event of case growth" test -s "$events"
+fi
+kd_stop
+kill -KILL "${busy[@]}" 2>/dev/null
+python3 -c 'import json, sys
+e = json.loads(open(sys.argv[1]).readline())
+j = sys.argv[2]
+assert e["cgroup"] == j + "/grow" and e["trigger"]["type"] == "cpu-pressure", e
+k = e["candidates"]
+assert k[0]["cgroup"] == j + "/grow" and k[0]["unit"] == "bytes/s", k
+assert k[0]["figure"] >= (80 << 20) / 30 and all(x["figure"] < k[0]["figure"] / 4 for x in k[1:]), k
+assert any(x["cgroup"] == j + "/c" and x["memory"] > k[0]["memory"] for x in k), k' "$events" "$v2/$box/jobs"
+ok $? "Victim=memory-growth: box/jobs/grow, which grew since the episode began, not c, the largest" ||
+	diag "$(grep -E 'victim|episode' "$kd_log")" "$(head -c 2000 "$events")"
+wait_for 30 "box/jobs/grow empty" empty jobs/grow
+ok $? "box/jobs/grow is empty"
+survivors ""
+ok $? "a, b, c, the bomb and the sentinels live"
+log_has '^<5>rule growth: .*/jobs: victim grow \(growth \+[0-9.]+ MiB/s, memory [0-9.]+ MiB\): the fastest growing of [0-9]+ candidates'
+ok $? "the log says grow grew fastest" || diag "$(grep victim "$kd_log")"
+
+# 9. memory.oom.group: a subtree that sets it is one candidate
 if [ -f "$v2/$box/jobs/a/memory.oom.group" ]; then
 	mkcg jobs/g/x "" $LIMIT && mkcg jobs/g/y "" $LIMIT || bail_out "cannot create box/jobs/g"
 	echo 1 >"$v2/$box/jobs/g/memory.oom.group"
