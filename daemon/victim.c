@@ -313,13 +313,13 @@ static int add(struct walk *w, const char *sub, enum pref pref, const char *reas
 static int walk(struct walk *w, const char *sub, unsigned depth, enum pref pref, const char *reason,
 		const char *reason_at)
 {
-	char dir[PATH_MAX], rel[PATH_MAX], *own = NULL, **kids = NULL;
+	char dir[PATH_MAX], *own = NULL, **kids = NULL;
 	size_t nkids = 0;
 	bool any = false;
 	int ret;
 
-	if ((size_t)snprintf(rel, sizeof(rel), "%s%s%s", w->c->rel, *sub ? "/" : "", sub) >= sizeof(rel) ||
-	    cg_path(dir, sizeof(dir), rel) < 0)
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/%s%s%s", D.v2, w->c->rel, *sub ? "/" : "", sub) >=
+	    sizeof(dir))
 		return -ENAMETOOLONG;
 	ret = populated(dir);
 	if (ret < 0)
