@@ -23,7 +23,8 @@
  * memory-pressure-level (v1): an eventfd registered through the v1
  * counterpart's cgroup.event_control with memory.pressure_level; each
  * wakeup is an event of the same kind of episode, whose events may be at
- * most PressureWindow apart. It also stands in for memory-pressure where
+ * most PressureWindow apart, and which must last PressureDuration from
+ * its first notification (which attests only its moment). It also stands in for memory-pressure where
  * the cgroup has no memory.pressure (PSI off) and a v1 counterpart exists.
  *
  * swap: no notification exists for swap use, so /proc/meminfo is read
@@ -261,16 +262,19 @@ static void episode_event(struct cg *c, uint64_t t, uint64_t gap)
 	c->episode_events++;
 }
 
-/* Has the episode lasted long enough? (The first event counts for a
- * window.) */
-static bool episode_due(const struct cg *c)
+/* Has the episode lasted long enough? A PSI event attests the window
+ * before it, so the first one counts for a window (and the events, a
+ * window apart at best, may be seen a little early); a v1 level
+ * notification attests only its moment. */
+static bool episode_due(const struct cg *c, bool psi)
 {
 	const struct rule *r = c->rule;
-	uint64_t need = r->pressure_duration_ms > r->pressure_window_ms
-				? r->pressure_duration_ms - r->pressure_window_ms
-				: 0,
-		 jitter = r->pressure_window_ms / 4 < JITTER_MS ? r->pressure_window_ms / 4 : JITTER_MS;
+	uint64_t need = r->pressure_duration_ms, jitter = 0;
 
+	if (psi) {
+		need = need > r->pressure_window_ms ? need - r->pressure_window_ms : 0;
+		jitter = r->pressure_window_ms / 4 < JITTER_MS ? r->pressure_window_ms / 4 : JITTER_MS;
+	}
 	return c->episode_last - c->episode_start + jitter >= need;
 }
 
@@ -371,7 +375,7 @@ static void psi_event(struct cg *c, int i)
 	psi_parse(buf, r->pressure_full, &p);
 	episode_event(c, t, psi_gap_ms(r));
 	episode = c->episode_last - c->episode_start;
-	if (!episode_due(c)) {
+	if (!episode_due(c, true)) {
 		log_msg(LOG_PRI_DEBUG,
 			"rule %s: %s: %s stall above %u%% of a %llums window (avg10 %.2f%%), episode %llums of %llums",
 			r->name, path, r->pressure_full ? "full" : "some", r->pressure_pct,
@@ -515,7 +519,7 @@ static void level_event(struct cg *c)
 	episode_event(c, t, r->pressure_window_ms);
 	c->plevel_count += n;
 	episode = c->episode_last - c->episode_start;
-	if (!episode_due(c)) {
+	if (!episode_due(c, false)) {
 		log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: memory pressure level %s (%llu notification(s)), episode %llums",
 			r->name, D.v2, c->rel, level_name[r->pressure_level], (unsigned long long)n,
 			(unsigned long long)episode);
@@ -525,7 +529,7 @@ static void level_event(struct cg *c)
 		 "\"type\": \"memory-pressure-level\", \"hierarchy\": 1, \"level\": \"%s\", \"for\": \"%s\", \"notifications\": %llu, \"events\": %u, \"window_ms\": %llu, \"duration_ms\": %llu, \"episode_ms\": %llu",
 		 level_name[r->pressure_level], c->plevel_fallback ? "memory-pressure" : "memory-pressure-level",
 		 (unsigned long long)c->plevel_count, c->episode_events, (unsigned long long)r->pressure_window_ms,
-		 (unsigned long long)r->pressure_duration_ms, (unsigned long long)(episode + r->pressure_window_ms));
+		 (unsigned long long)r->pressure_duration_ms, (unsigned long long)episode);
 	snprintf(text, sizeof(text),
 		 "memory-pressure-level%s: the v1 memory pressure level reached %s: %llu notification(s) in %u wakeup(s) over %llums, none more than %llums apart",
 		 c->plevel_fallback ? " (for memory-pressure: no PSI)" : "", level_name[r->pressure_level],

@@ -1,0 +1,364 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# cgkilld's pressure triggers against the real kernel (PSI triggers, the v1
+# memory.pressure_level, swap), in sandbox cgroups, one workload at a time:
+#  - box/jobs/thrash (64 MiB: the v1 memory hierarchy on hybrid layouts,
+#    memory.max on pure v2) runs the thrash workload (bench/thrash.c: a
+#    96 MiB file re-read through shared mappings), which stalls on memory:
+#    the rule (memory-pressure, some 10% of 2s windows for 4s) kills the
+#    cgroup; box/jobs/quiet (a sleeper, same rule) is left alone;
+#  - PressureOf=system arms on /proc/pressure/memory (Action=log);
+#  - box/cpu/busy: three busy loops on one CPU: cpu-pressure kills it;
+#  - box/cpunr/busy: the same under a rule with PressureNeedsReclaim=yes:
+#    no reclaim, so it says so once and does not act;
+#  - box/lvl/x thrashes under memory-pressure-level (v1 counterpart, low
+#    for 4s);
+#  - box/nopsi/x has cgroup.pressure 0 (no memory.pressure): memory-pressure
+#    stands on the v1 memory.pressure_level, and its thrash is killed;
+#  - swap: with no swap, nothing is read and the log says so once;
+#  - sentinels in the sibling box/other and the parent box (where the
+#    layout allows a process there) live through all of it.
+# And --check refuses windows the kernel refuses: under 500ms, over 10s,
+# and not a multiple of 2s without CAP_SYS_RESOURCE.
+cd "${0%/*}/.." || exit 1
+. tests/cgkilld-lib.sh
+
+THRASH=${THRASH:-$build/tests/thrash}
+need_cgkilld
+[ -x "$THRASH" ] || bail_out "$THRASH not built (make tests)"
+kd_setup pressure
+LIMIT=$((64 << 20))
+
+kd_first memory jobs/thrash "" $LIMIT
+for rel in jobs/quiet other lvl/x nopsi/x cpunr/busy; do
+	mkcg "$rel" "" $LIMIT || bail_out "cannot create $box/$rel"
+done
+for rel in cpu/busy sys/x swap/a swap/b; do
+	mkcg "$rel" || bail_out "cannot create $box/$rel"
+done
+[ -f "$v2/$box/jobs/thrash/memory.pressure" ] || skip_all "no memory.pressure in $v2 (PSI is off: psi=0 or CONFIG_PSI=n)"
+
+# The thrash file: on a disk, never tmpfs, whose pages cannot be reclaimed
+# without swap (the OOM killer would act instead of a stall).
+thrash_dir=
+for d in "$kd_tmp" /var/tmp "$PWD/$build"; do
+	case $(stat -f -c %T "$d" 2>/dev/null) in
+	tmpfs | ramfs | "") ;;
+	*) thrash_dir=$d && break ;;
+	esac
+done
+[ -n "$thrash_dir" ] || bail_out "no directory on a disk for the thrash file ($kd_tmp, /var/tmp, $build)"
+
+# ---- --check: the kernel's windows ----
+c=$kd_tmp/check.conf
+rule_with() {
+	printf '[Rule]\nName=x\nMatch=%s/jobs/*\nTrigger=memory-pressure\nPressureLimit=some 10%%\n%s\n' "$box" "$1" >"$c"
+}
+expect_error() {
+	local out rc
+	out=$("${@:3}" "$CGKILLD" --check "$c" 2>&1)
+	rc=$?
+	[ $rc -ne 0 ] && grep -qE -- "$2" <<<"$out"
+	ok $? "--check refuses $1" || diag "exit $rc, output:" "$out"
+}
+rule_with "PressureWindow=400ms"
+expect_error "PressureWindow=400ms (the parser: under the kernel's 500ms)" "^<3>$c:6: PressureWindow=400ms: the kernel takes windows from 500ms to 10s"
+rule_with "PressureWindow=11s"
+expect_error "PressureWindow=11s (the parser: over the kernel's 10s)" "^<3>$c:6: PressureWindow=11s: the kernel takes windows from 500ms to 10s"
+rule_with $'PressureWindow=2s\nPressureDuration=1s'
+expect_error "PressureDuration= shorter than PressureWindow=" "PressureDuration= is shorter than PressureWindow="
+# CAP_SYS_RESOURCE is bit 24 of CapEff
+caps=$(awk '/^CapEff:/ { print $2 }' /proc/self/status)
+privileged=$(((0x$caps >> 24) & 1))
+rule_with "PressureWindow=3s"
+if [ "$privileged" = 0 ]; then
+	expect_error "PressureWindow=3s without CAP_SYS_RESOURCE (the kernel's rule for unprivileged triggers)" \
+		"^<3>$c:[0-9]+: rule x: PressureWindow=3s: without CAP_SYS_RESOURCE the kernel takes only PSI trigger windows that are multiples of 2s"
+elif command -v setpriv >/dev/null; then
+	check "--check accepts PressureWindow=3s with CAP_SYS_RESOURCE" "$CGKILLD" --check "$c"
+	expect_error "PressureWindow=3s without CAP_SYS_RESOURCE (setpriv drops it)" \
+		"PressureWindow=3s: without CAP_SYS_RESOURCE the kernel takes only PSI trigger windows that are multiples of 2s" \
+		setpriv --inh-caps=-sys_resource --bounding-set=-sys_resource --
+else
+	skip "we have CAP_SYS_RESOURCE and no setpriv to drop it: the unprivileged window check is untested"
+fi
+rule_with $'PressureWindow=10s\nPressureDuration=10s'
+check "--check accepts PressureWindow=10s" "$CGKILLD" --check "$c"
+
+# ---- the daemon ----
+kd_sentinels memory other
+
+nopsi=0
+if [ -n "$v1mem" ] && [ -f "$v2/$box/nopsi/x/cgroup.pressure" ]; then
+	echo 0 >"$v2/$box/nopsi/x/cgroup.pressure" && [ ! -e "$v2/$box/nopsi/x/memory.pressure" ] && nopsi=1
+fi
+
+conf=$kd_tmp/cgkilld.conf
+events=$kd_tmp/events.json
+cat >"$conf" <<EOF
+[Daemon]
+EventLog=$events
+
+[Rule]
+Name=mem
+Match=$box/jobs/*
+Trigger=memory-pressure
+PressureLimit=some 10%
+PressureWindow=2s
+PressureDuration=4s
+Wait=20s
+
+[Rule]
+Name=system
+Match=$box/sys/*
+Trigger=memory-pressure
+PressureOf=system
+PressureLimit=some 5%
+PressureWindow=2s
+PressureDuration=2s
+Action=log
+
+[Rule]
+Name=cpu
+Match=$box/cpu/*
+Trigger=cpu-pressure
+PressureLimit=some 20%
+PressureWindow=2s
+PressureDuration=2s
+Wait=20s
+
+[Rule]
+Name=cpunr
+Match=$box/cpunr/*
+Trigger=cpu-pressure
+PressureLimit=some 20%
+PressureWindow=2s
+PressureDuration=2s
+PressureNeedsReclaim=yes
+Wait=20s
+
+[Rule]
+Name=level
+Match=$box/lvl/*
+Trigger=memory-pressure-level
+PressureLevel=low
+PressureWindow=2s
+PressureDuration=4s
+Wait=20s
+
+[Rule]
+Name=nopsi
+Match=$box/nopsi/*
+Trigger=memory-pressure
+PressureLimit=some 10%
+PressureLevel=low
+PressureWindow=2s
+PressureDuration=2s
+Wait=20s
+
+[Rule]
+Name=swap
+Match=$box/swap/*
+Trigger=swap
+SwapUsedAbove=50%
+PressureDuration=2s
+Action=log
+EOF
+kd_start "$conf" || bail_out "cgkilld did not start"
+for rel in jobs/thrash jobs/quiet; do
+	log_has "^<7>rule mem: $v2/$box/$rel: memory-pressure: PSI trigger \"some 200000 2000000\" on $v2/$box/$rel/memory.pressure\$"
+	ok $? "the rule arms a PSI trigger \"some 200000 2000000\" on box/$rel/memory.pressure"
+done
+log_has "^<7>rule system: $v2/$box/sys/x: memory-pressure: PSI trigger \"some 100000 2000000\" on /proc/pressure/memory\$"
+ok $? "PressureOf=system arms its trigger on /proc/pressure/memory"
+log_has "^<7>rule cpu: $v2/$box/cpu/busy: cpu-pressure: PSI trigger \"some 400000 2000000\" on $v2/$box/cpu/busy/cpu.pressure\$"
+ok $? "cpu-pressure arms on box/cpu/busy/cpu.pressure"
+
+# The thrash workload in box/REL, once it thrashes (its "ready" line in
+# $kd_tmp/thrash.REL) or is dead already; $thrash_t0: when it started (us
+# since the epoch), the start of its stall: writing its file at the limit
+# reclaims already.
+thrash_in() {
+	local out=$kd_tmp/thrash.${1//\//-}
+	thrash_t0=${EPOCHREALTIME/./}
+	start_in "$1" sh -c "exec '$THRASH' -d '$thrash_dir' -s 96M -t 120 >'$out'"
+	wait_for 30 "the thrash in box/$1 ready" eval "grep -qs '^thrash: ready' '$out' || ! alive $started"
+}
+
+# the event of rule $1 on box/$2 (the first), as one JSON line
+event_of() {
+	python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e["rule"] == sys.argv[2] and e["cgroup"] == sys.argv[3]:
+        print(l.strip()); break' "$events" "$1" "$v2/$box/$2" 2>/dev/null
+}
+
+# latency NAME STARTED_US: the first event of rule NAME on box/REL after
+# STARTED_US (the workload's start), in ms
+latency() {
+	python3 -c '
+import json, sys
+e = json.loads(sys.argv[1])
+print(round(e["time"] * 1000 - int(sys.argv[2]) / 1000))' "$(event_of "$1" "$2")" "$3"
+}
+
+# ---- memory-pressure on the cgroup ----
+victims=()
+for i in 1 2; do
+	run_in jobs/thrash sleep 3600 || bail_out "no sleeper in box/jobs/thrash"
+	victims+=("$started")
+done
+run_in jobs/quiet sleep 3600 || bail_out "no sleeper in box/jobs/quiet"
+quiet=$started
+run_in sys/x sleep 3600 || bail_out "no sleeper in box/sys/x"
+sysx=$started
+
+thrash_in jobs/thrash || bail_out "the thrash workload did not start"
+thrasher=$started
+wait_log 60 "^<4>rule mem: $v2/$box/jobs/thrash: memory-pressure: some stall at or above 10% of each 2000ms window for [0-9]+ms"
+ok $? "the memory-pressure rule acts on box/jobs/thrash" || diag "$(tail -n 20 "$kd_log")" "$(cat "$v2/$box/jobs/thrash/memory.pressure")"
+wait_for 30 "box/jobs/thrash empty" empty jobs/thrash
+ok $? "box/jobs/thrash is empty"
+dead=0
+for v in "${victims[@]}" "$thrasher"; do
+	alive "$v" || dead=$((dead + 1))
+done
+[ $dead -eq 3 ]
+ok $? "the thrash and the two sleepers beside it are dead ($dead of 3)"
+# the stall was real: the cgroup's own memory.pressure counted it
+total=$(awk '/^some/ { sub("total=", "", $5); print $5 }' "$v2/$box/jobs/thrash/memory.pressure")
+[ "${total:-0}" -ge 200000 ]
+ok $? "the thrash stalled on memory: box/jobs/thrash/memory.pressure some total=${total}us (>= the 200ms threshold)"
+ev=$(event_of mem jobs/thrash)
+python3 - "$ev" <<'EOF'
+import json, sys
+t = json.loads(sys.argv[1])["trigger"]
+assert t["type"] == "memory-pressure" and t["of"] == "cgroup" and t["kind"] == "some", t
+assert t["threshold_us"] == 200000 and t["window_us"] == 2000000 and t["duration_ms"] == 4000, t
+assert t["total_us"] >= 200000 and 0 <= t["avg10"] <= 100 and 0 <= t["avg60"] <= 100, t
+# the first event counts for a window; up to 250ms of wakeup jitter
+assert t["episode_ms"] >= 4000 - 250 and t["events"] >= 2, t
+EOF
+ok $? "the JSON event carries the PSI figures: kind, avg10, avg60, total, threshold, window, episode" || diag "$ev"
+lat=$(latency mem jobs/thrash "$thrash_t0")
+diag "memory-pressure (some 10%, window 2s, duration 4s): acted ${lat}ms after the thrash began"
+[ "${lat:-0}" -ge 1750 ]
+ok $? "not before the episode lasted the duration less a window (${lat}ms >= 1750ms after the stall began)"
+alive "$quiet" && [ -z "$(event_of mem jobs/quiet)" ]
+ok $? "box/jobs/quiet, quiet under the same rule, is left alone"
+wait_log 20 "^<4>rule system: $v2/$box/sys/x: memory-pressure \(the machine's\): some stall at or above 5%"
+ok $? "the PressureOf=system rule fires on the machine's memory pressure (Action=log)"
+alive "$sysx"
+ok $? "and the log action leaves box/sys/x alone"
+
+# ---- cpu-pressure ----
+busy_in() {
+	local i
+	for i in 1 2 3; do
+		if command -v taskset >/dev/null; then
+			start_in "$1" taskset -c 0 sh -c 'while :; do :; done'
+		else
+			start_in "$1" sh -c 'while :; do :; done'
+		fi
+		busy+=("$started")
+	done
+}
+busy=()
+t0=${EPOCHREALTIME/./}
+busy_in cpu/busy
+wait_log 30 "^<4>rule cpu: $v2/$box/cpu/busy: cpu-pressure: some stall at or above 20%"
+ok $? "three busy loops on one CPU: the cpu-pressure rule acts on box/cpu/busy"
+wait_for 30 "box/cpu/busy empty" empty cpu/busy
+ok $? "box/cpu/busy is empty"
+lat=$(latency cpu cpu/busy "$t0")
+diag "cpu-pressure (some 20%, window 2s, duration 2s): acted ${lat}ms after the loops began"
+
+# ---- PressureNeedsReclaim=yes without reclaim ----
+busy=()
+pg0=$(awk '/^pgscan_(kswapd|direct|khugepaged) / { s += $2 } END { print s + 0 }' /proc/vmstat)
+busy_in cpunr/busy
+wait_log 30 "^<5>rule cpunr: $v2/$box/cpunr/busy/cpu.pressure: some stall above 20% of each 2000ms window for [0-9]+ms .*but no reclaim: .* did not rise since the episode began; not acted on"
+ok $? "PressureNeedsReclaim=yes: a cpu stall without reclaim is reported and not acted on" || diag "$(tail -n 20 "$kd_log")"
+if [ -n "$v1mem" ] && ! v2_has memory; then
+	log_has "reclaim read from $v1mem/$box/cpunr/busy/memory.failcnt \(limit reclaim\) and the machine's pgscan"
+	ok $? "the reclaim is read from the v1 counterpart's memory.failcnt and the machine's pgscan (the log says which)"
+fi
+sleep 4.5	# two more windows
+pg1=$(awk '/^pgscan_(kswapd|direct|khugepaged) / { s += $2 } END { print s + 0 }' /proc/vmstat)
+n=0
+for b in "${busy[@]}"; do
+	alive "$b" && n=$((n + 1))
+done
+[ $n -eq 3 ] && ! log_has "^<4>rule cpunr: "
+ok $? "box/cpunr/busy lives ($n of 3 loops) after two more windows of stall" ||
+	diag "the machine's pgscan went from $pg0 to $pg1"
+[ "$(grep -c '^<5>rule cpunr: .*but no reclaim' "$kd_log")" -eq 1 ]
+ok $? "said once in the episode"
+for b in "${busy[@]}"; do
+	kill -KILL "$b" 2>/dev/null
+done
+
+# ---- memory-pressure-level (v1) ----
+if [ -z "$v1mem" ] || v2_has memory; then
+	skip "no v1 memory hierarchy: memory-pressure-level is untested"
+else
+	log_has "^<7>rule level: $v2/$box/lvl/x: memory-pressure-level: low on $v1mem/$box/lvl/x/memory.pressure_level\$"
+	ok $? "memory-pressure-level registers on the v1 counterpart's memory.pressure_level"
+	run_in lvl/x sleep 3600 || bail_out "no sleeper in box/lvl/x"
+	sleeper=$started
+	thrash_in lvl/x || bail_out "the thrash workload did not start in box/lvl/x"
+	wait_log 60 "^<4>rule level: $v2/$box/lvl/x: memory-pressure-level: the v1 memory pressure level reached low"
+	ok $? "the memory-pressure-level rule acts on box/lvl/x under the thrash"
+	wait_for 30 "box/lvl/x empty" empty lvl/x
+	! alive "$sleeper"
+	ok $? "box/lvl/x is empty, its sleeper dead"
+	lat=$(latency level lvl/x "$thrash_t0")
+	diag "memory-pressure-level (low, window 2s, duration 4s): acted ${lat}ms after the thrash began"
+	[ "${lat:-0}" -ge 4000 ]
+	ok $? "not before the notifications lasted the duration (${lat}ms >= 4000ms after the thrash began)"
+	ev=$(event_of level lvl/x)
+	python3 - "$ev" <<'EOF'
+import json, sys
+t = json.loads(sys.argv[1])["trigger"]
+assert t["type"] == "memory-pressure-level" and t["level"] == "low" and t["for"] == "memory-pressure-level", t
+# notifications at most a window apart for the duration
+assert t["episode_ms"] >= 4000 and t["notifications"] >= t["events"] >= 2, t
+EOF
+	ok $? "its JSON event names the level and an episode of the duration" || diag "$ev"
+fi
+
+# ---- memory-pressure without PSI: the v1 level stands in ----
+if [ "$nopsi" = 0 ]; then
+	skip "no v1 memory hierarchy or no cgroup.pressure (Linux 6.1+): the fallback to memory.pressure_level is untested"
+else
+	log_has "^<6>rule nopsi: $v2/$box/nopsi/x: no memory.pressure \(PSI is off: psi=0, or cgroup.pressure 0\): memory-pressure stands on the v1 memory.pressure_level \(low\) instead"
+	ok $? "memory-pressure with no memory.pressure (cgroup.pressure 0) falls back to the v1 level, and says so"
+	thrash_in nopsi/x || bail_out "the thrash workload did not start in box/nopsi/x"
+	wait_log 60 "^<4>rule nopsi: $v2/$box/nopsi/x: memory-pressure-level \(for memory-pressure: no PSI\)"
+	ok $? "the fallback acts on box/nopsi/x under the thrash"
+	wait_for 30 "box/nopsi/x empty" empty nopsi/x
+	ok $? "box/nopsi/x is empty"
+fi
+
+# ---- swap ----
+if [ "$(awk '/^SwapTotal:/ { print $2 }' /proc/meminfo)" = 0 ]; then
+	[ "$(grep -c '^<5>swap: no swap (SwapTotal 0)' "$kd_log")" -eq 1 ] && ! log_has "read every second"
+	ok $? "no swap: the swap trigger reads nothing, and the log says so once for its two cgroups"
+else
+	[ "$(grep -c '^<6>swap: .* kB (SwapTotal): /proc/meminfo read every second' "$kd_log")" -eq 1 ]
+	ok $? "swap: /proc/meminfo read every second, said once for two cgroups"
+fi
+
+# shellcheck disable=SC2154 # set by kd_sentinels (printf -v)
+alive "$sent_other"
+ok $? "the sentinel in the sibling box/other lives"
+if [ -n "$sent_parent" ]; then
+	alive "$sent_parent"
+	ok $? "the sentinel in the parent box lives"
+fi
+alive "$kd_daemon"
+ok $? "the daemon lives"
+kd_stop
+done_testing
