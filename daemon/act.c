@@ -412,7 +412,7 @@ void act(struct cg *c, const char *trigger, const char *json_values, const char 
 
 		snprintf(path, sizeof(path), "%s/%s", D.v2, c->rel);
 		log_msg(LOG_PRI_WARNING, "rule %s: %s: %s; no victim (Victim=%s): %s", r->name, path, text,
-			victim_name(r->victim), n < 0 ? strerror(-n) : "no candidate is left");
+			victim_name(r->victim), why ? why : n < 0 ? strerror(-n) : "no candidate is left");
 		event(c, &w, path, n < 0 ? n : -ESRCH, "no victim", NULL, 0, 0, false);
 	} else {
 		log_msg(LOG_PRI_NOTICE, "rule %s: %s/%s: %s", r->name, D.v2, c->rel, why);

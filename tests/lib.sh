@@ -18,7 +18,7 @@ rm_cgroup_tree() {
 		while read -r d; do
 			while read -r pid; do
 				[ "$pid" -gt 0 ] 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-			done <"$d/cgroup.procs"
+			done < <(cat "$d/cgroup.procs" 2>/dev/null)	# threaded: EOPNOTSUPP
 		done < <(find "$dir" -depth -type d)
 		find "$dir" -depth -type d -exec rmdir {} + 2>/dev/null
 		[ -d "$dir" ] || return 0

@@ -306,7 +306,25 @@ if [ -f "$v2/$box/jobs/a/memory.oom.group" ]; then
 	ok $? "memory.oom.group 1 on box/jobs/g: g is one candidate (5 processes), killed whole" ||
 		diag "victim '$victim'" "$(grep victim "$kd_log")"
 else
-	skip "no memory.oom.group in $v2 (no cgroup v2 memory controller here): a subtree that sets it is one candidate, untested"
+	# no v2 memory controller here: the other subtree that is one
+	# candidate, a threaded one, takes the same path
+	diag "no memory.oom.group in $v2 (no cgroup v2 memory controller): a threaded subtree stands in"
+	mkcg jobs/t/x && mkcg jobs/t/y || bail_out "cannot create box/jobs/t"
+	echo threaded >"$v2/$box/jobs/t/x/cgroup.type" && echo threaded >"$v2/$box/jobs/t/y/cgroup.type" ||
+		bail_out "cannot make box/jobs/t threaded"
+	# processes join the subtree's domain, box/jobs/t; their threads may
+	# move below it (threaded cgroups list no processes)
+	tpids=()
+	for r in 1 2 3 4 5; do
+		run_in jobs/t sleep 3600 || bail_out "no sleeper in box/jobs/t"
+		tpids+=("$started")
+	done
+	echo "${tpids[0]}" >"$v2/$box/jobs/t/x/cgroup.threads" &&
+		echo "${tpids[1]}" >"$v2/$box/jobs/t/y/cgroup.threads" || bail_out "cannot move threads below box/jobs/t"
+	case_run threaded Victim=processes Omit=poke
+	[ "$victim" = t ] && wait_for 30 "box/jobs/t empty" empty jobs/t
+	ok $? "a threaded subtree box/jobs/t is one candidate (5 processes), killed whole" ||
+		diag "victim '$victim'" "$(grep victim "$kd_log")"
 fi
 
 alive "$poke"
