@@ -448,7 +448,7 @@ static char *next_word(const char **s, bool *err)
 		*s = p;
 		return NULL;
 	}
-	w = o = malloc(strlen(p) + 1);
+	w = o = calloc(1, strlen(p) + 1);
 	if (!w) {
 		*err = true;
 		return NULL;
