@@ -8,9 +8,11 @@
  * (v1 memory here, memory.max on a v2-only machine with the controller)
  * and in the target; the kill does not wait, so the memory must be gone
  * when cgk_kill() returns: the memory cgroup's usage is read at once, no
- * sleep. The same kill without the reap is the control, shown and not
- * asserted (the exit may or may not be done by then). Every backend that
- * serves the hierarchies here; sentinels beside the target survive.
+ * sleep, and the report counts the victim: released by the reap, or gone
+ * (ESRCH: its own exit got there first, and the call waited for it). The
+ * same kill without the reap is the control, shown and not asserted (the
+ * exit may or may not be done by then). Every backend that serves the
+ * hierarchies here; sentinels beside the target survive.
  *
  * Then: only SIGKILL reaps (SIGTERM with the flag does nothing; TERM then
  * KILL reaps only what the KILL step hit); ESRCH (a process already gone)
@@ -57,6 +59,7 @@
 #define MIB (1ull << 20)
 
 static char *box;			/* v2 sandbox */
+static unsigned n_reaped, n_kills;	/* released by the reap, of kills */
 static char *mem;			/* the memory cgroup the victims join */
 static const char *usage_file;		/* memory.usage_in_bytes or memory.current */
 
@@ -207,7 +210,13 @@ static void one(const char *what, const char *target, enum cgk_backend b, bool r
 	if (reap) {
 		ok(out.left < GONE_BYTES, "%s: memory released when the call returns: %llu KiB "
 		   "charged (%llu ms)", what, out.left >> 10, (unsigned long long)out.ms);
-		is_int(out.reaped, 1, "%s: report: 1 address space released", what);
+		/* Released by the reap, or (ESRCH) by the victim's own exit,
+		 * which got there first and which the call waited for. */
+		ok(out.reaped + out.gone == 1 && out.shared == 0,
+		   "%s: report: the victim counted once (released %u, gone %u)", what, out.reaped,
+		   out.gone);
+		n_reaped += out.reaped;
+		n_kills++;
 		is_int(out.reap_errno, 0, "%s: report: no reap error", what);
 	} else {
 		/* The control: how much the exit had not freed yet. */
@@ -288,7 +297,7 @@ static void test_signals(void)
 	ok(polite > 0 && stubborn > 0, "escalation: two victims");
 	out = kill_now(s.target, o);
 	is_int(out.r, 0, "escalation: TERM then KILL");
-	ok(out.reaped == 1 && out.gone == 0 && out.shared == 0 && out.reap_errno == 0,
+	ok(out.reaped + out.gone == 1 && out.shared == 0 && out.reap_errno == 0,
 	   "escalation: only the process KILL hit is reaped (released %u, gone %u, shared %u, "
 	   "errno %d)", out.reaped, out.gone, out.shared, out.reap_errno);
 	ok(out.left < GONE_BYTES, "escalation: its memory released when the call returns "
@@ -501,10 +510,10 @@ static void test_cli(void)
 	cmd_run(&c, CMD_MS, "--reap", "-v", "-j", "--no-wait", s.target, NULL);
 	note("cli: %llu KiB charged once cgkill --reap exited", usage() >> 10);
 	exit_is(&c, 0);
-	json_is(&c, "d['targets'][0]['reap']['released']", "1");
+	json_is(&c, "d['targets'][0]['reap']['released'] + d['targets'][0]['reap']['gone']", "1");
 	json_is(&c, "d['targets'][0]['reap']['error']", "null");
-	ok(strstr(c.err, "1 address space(s) released") != NULL,
-	   "cli: -v says 1 address space released");
+	ok(strstr(c.err, "address space(s) released") != NULL,
+	   "cli: -v says how many address spaces were released");
 	ok(sb_killed_by(v, SIGKILL, 5000), "cli: the victim died of SIGKILL");
 	cmd_free(&c);
 
@@ -557,6 +566,10 @@ int main(void)
 	}
 	note("memory cgroup %s (%s), limit %s", mem, usage_file, LIMIT);
 	test_backends();
+	/* How often the reap beat the victim's own exit (idle victims on a
+	 * free CPU start their exit at once): shown, not asserted. */
+	note("the reap released %u of %u victims itself; their own exits the others", n_reaped,
+	     n_kills);
 	test_signals();
 	test_direct();
 	test_shared();
