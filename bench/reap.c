@@ -140,6 +140,17 @@ static void find_mounts(char *v2mnt, char *memmnt)
 		fclose(f);
 }
 
+static void loadavg(char *buf, size_t size)
+{
+	FILE *f = fopen("/proc/loadavg", "re");
+
+	*buf = '\0';
+	if (f && fgets(buf, (int)size, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	if (f)
+		fclose(f);
+}
+
 static void setup(void)
 {
 	char v2mnt[4096], memmnt[4096];
@@ -296,7 +307,7 @@ int main(int argc, char **argv)
 	const char *cgkill = NULL, *floor_ = NULL;
 	unsigned sizes[MAX_SIZES] = { 256, 1024, 4096 }, n_sizes = 3;
 	int trials = 15;
-	char load0[128] = "", load1[128] = "";
+	char load0[128], load1[128];
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--cgkill") && i + 1 < argc)
@@ -330,14 +341,7 @@ int main(int argc, char **argv)
 		}
 	setup();
 	atexit(cleanup);
-	{
-		FILE *f = fopen("/proc/loadavg", "re");
-
-		if (f && fgets(load0, sizeof(load0), f))
-			load0[strcspn(load0, "\n")] = '\0';
-		if (f)
-			fclose(f);
-	}
+	loadavg(load0, sizeof(load0));
 	printf("## Memory back after a kill: process_mrelease (issue 18)\n\n");
 	printf("- %d trials a size; contenders in turn within each trial; memory cgroup %s "
 	       "(%s), limit the size + %d MiB; target %s\n", trials, mem, usage_file,
@@ -401,14 +405,7 @@ int main(int argc, char **argv)
 		       med[C_FLOOR_M] > 0 ? med[C_FLOOR] / med[C_FLOOR_M] : 0);
 		fflush(stdout);
 	}
-	{
-		FILE *f = fopen("/proc/loadavg", "re");
-
-		if (f && fgets(load1, sizeof(load1), f))
-			load1[strcspn(load1, "\n")] = '\0';
-		if (f)
-			fclose(f);
-	}
+	loadavg(load1, sizeof(load1));
 	printf("- load average at the end: %s\n", load1);
 	return 0;
 }

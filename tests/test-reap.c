@@ -123,7 +123,7 @@ static pid_t hog(const char *const *cgroups, unsigned mib, bool ignore_term)
 	pid = sb_fork();
 	if (pid == 0) {
 		size_t len = (size_t)mib << 20;
-		char *m;
+		const char *m;
 
 		close(p[0]);
 		for (size_t i = 0; cgroups[i]; i++)
@@ -131,14 +131,12 @@ static pid_t hog(const char *const *cgroups, unsigned mib, bool ignore_term)
 				_exit(1);
 		if (ignore_term)
 			signal(SIGTERM, SIG_IGN);
-		m = len ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) :
-			  NULL;
-		if (m == MAP_FAILED)
+		/* MAP_POPULATE write-faults every page of a private writable
+		 * mapping in: all of it charged before the handshake. */
+		m = len ? mmap(NULL, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0) : NULL;
+		if (m == MAP_FAILED || write(p[1], "x", 1) != 1)
 			_exit(2);
-		for (size_t off = 0; off < len; off += 4096)
-			m[off] = 1;
-		if (write(p[1], "x", 1) != 1)
-			_exit(3);
 		for (;;)
 			pause();
 	}
@@ -154,6 +152,17 @@ static pid_t hog(const char *const *cgroups, unsigned mib, bool ignore_term)
 	}
 	close(p[0]);
 	return pid;
+}
+
+/* A scene named name, and a victim of mib MiB in its target (and in
+ * mem): its pid, 0 if the scene could not be made, -errno if the victim. */
+static pid_t scene_hog(struct scene *s, const char *name, unsigned mib)
+{
+	if (!scene_start(s, box, name))
+		return 0;
+	const char *cgs[] = { mem, s->target, NULL };
+
+	return hog(cgs, mib, false);
 }
 
 /* The hog's memory charged to the cgroup, at least most of it. */
@@ -476,13 +485,10 @@ static void test_enosys(void)
 {
 	struct scene s;
 	struct enosys_out out = { 0 };
+	pid_t v = scene_hog(&s, "enosys", 16);
 
-	if (!scene_start(&s, box, "enosys"))
+	if (!ok(v > 0, "ENOSYS: a victim"))
 		goto out;
-	const char *cgs[] = { mem, s.target, NULL };
-	pid_t v = hog(cgs, 16, false);
-
-	ok(v > 0, "ENOSYS: a victim");
 	is_int(child_call(enosys_child, s.target, &out, sizeof(out), 20000, NULL), 0,
 	       "ENOSYS: the killer ran");
 	ok(out.reap_errno != -1, "ENOSYS: seccomp filter installed (%d)", out.r);
@@ -500,13 +506,10 @@ static void test_cli(void)
 {
 	struct scene s;
 	struct cmd c = { 0 };
+	pid_t v = scene_hog(&s, "cli", HOG_MIB);
 
-	if (!scene_start(&s, box, "cli"))
+	if (!ok(v > 0 && charged(HOG_MIB), "cli: victim holds %d MiB", HOG_MIB))
 		goto out;
-	const char *cgs[] = { mem, s.target, NULL };
-	pid_t v = hog(cgs, HOG_MIB, false);
-
-	ok(v > 0 && charged(HOG_MIB), "cli: victim holds %d MiB", HOG_MIB);
 	cmd_run(&c, CMD_MS, "--reap", "-v", "-j", "--no-wait", s.target, NULL);
 	note("cli: %llu KiB charged once cgkill --reap exited", usage() >> 10);
 	exit_is(&c, 0);
