@@ -361,7 +361,8 @@ static void psi_event(struct cg *c, int i)
 	char buf[512], path[PATH_MAX], json[1024], text[2 * PATH_MAX + 1024], reclaim_j[160] = "",
 	     reclaim_t[PATH_MAX + 256] = "";
 	struct psi_line p = { 0 };
-	uint64_t t = now_ms(), episode;
+	uint64_t t = now_ms(), episode, attested, win_us = r->pressure_window_ms * 1000,
+		 thr_us = win_us * r->pressure_pct / 100;
 	enum reclaim_src rs = RECLAIM_NONE;
 
 	psi_path(c, i, path, sizeof(path));
@@ -375,6 +376,7 @@ static void psi_event(struct cg *c, int i)
 	psi_parse(buf, r->pressure_full, &p);
 	episode_event(c, t, psi_gap_ms(r));
 	episode = c->episode_last - c->episode_start;
+	attested = episode + r->pressure_window_ms;
 	if (!episode_due(c, true)) {
 		log_msg(LOG_PRI_DEBUG,
 			"rule %s: %s: %s stall above %u%% of a %llums window (avg10 %.2f%%), episode %llums of %llums",
@@ -396,7 +398,7 @@ static void psi_event(struct cg *c, int i)
 					"rule %s: %s: %s stall above %u%% of each %llums window for %llums (avg10 %.2f%%), but no reclaim: %s did not rise since the episode began; not acted on (said once an episode)",
 					r->name, path, r->pressure_full ? "full" : "some", r->pressure_pct,
 					(unsigned long long)r->pressure_window_ms,
-					(unsigned long long)(episode + r->pressure_window_ms), p.avg10, where);
+					(unsigned long long)attested, p.avg10, where);
 			c->reclaim_told = true;
 			return;
 		}
@@ -409,15 +411,14 @@ static void psi_event(struct cg *c, int i)
 		 "\"type\": \"%s-pressure\", \"of\": \"%s\", \"kind\": \"%s\", \"avg10\": %.2f, \"avg60\": %.2f, \"avg300\": %.2f, \"total_us\": %llu, \"threshold_us\": %llu, \"window_us\": %llu, \"duration_ms\": %llu, \"episode_ms\": %llu, \"events\": %u%s",
 		 res_name[i], r->pressure_system ? "system" : "cgroup", r->pressure_full ? "full" : "some",
 		 p.avg10, p.avg60, p.avg300, p.total,
-		 (unsigned long long)(r->pressure_window_ms * 1000 * r->pressure_pct / 100),
-		 (unsigned long long)(r->pressure_window_ms * 1000),
-		 (unsigned long long)r->pressure_duration_ms, (unsigned long long)(episode + r->pressure_window_ms),
+		 (unsigned long long)thr_us, (unsigned long long)win_us,
+		 (unsigned long long)r->pressure_duration_ms, (unsigned long long)attested,
 		 c->episode_events, reclaim_j);
 	snprintf(text, sizeof(text),
 		 "%s-pressure%s: %s stall at or above %u%% of each %llums window for %llums (%u trigger event(s) over %llums); %s avg10 %.2f%% avg60 %.2f%% avg300 %.2f%% total %lluus%s",
 		 res_name[i], r->pressure_system ? " (the machine's)" : "", r->pressure_full ? "full" : "some",
 		 r->pressure_pct, (unsigned long long)r->pressure_window_ms,
-		 (unsigned long long)(episode + r->pressure_window_ms), c->episode_events,
+		 (unsigned long long)attested, c->episode_events,
 		 (unsigned long long)episode, path, p.avg10, p.avg60, p.avg300, p.total, reclaim_t);
 	episode_end(c);
 	{

@@ -296,9 +296,11 @@ ok $? "box/cpunr/busy lives ($n of 3 loops) after two more windows of stall" ||
 	diag "the machine's pgscan went from $pg0 to $pg1"
 [ "$(grep -c '^<5>rule cpunr: .*but no reclaim' "$kd_log")" -eq 1 ]
 ok $? "said once in the episode"
-for b in "${busy[@]}"; do
-	kill -KILL "$b" 2>/dev/null
+# through the cgroup, never by a pid that may be another's by now
+echo 1 >"$v2/$box/cpunr/busy/cgroup.kill" 2>/dev/null || for b in "${busy[@]}"; do
+	alive "$b" && kill -KILL "$b"
 done
+wait_for 20 "box/cpunr/busy empty" empty cpunr/busy
 
 # ---- memory-pressure-level (v1) ----
 if [ -z "$v1mem" ] || v2_has memory; then
