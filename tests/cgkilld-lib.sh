@@ -54,8 +54,13 @@ kd_setup() {
 kd_cleanup() {
 	local d pid
 	kd_stop
+	# only those still ours (our children, or in the sandbox): a pid that
+	# died long ago may be another program's now (pid_max can be 32768,
+	# and fork bombs churn pids)
 	for pid in "${kd_pids[@]}"; do
-		kill -KILL "$pid" 2>/dev/null
+		if [ "$(_ppid "$pid")" = $$ ] || grep -qs "/$box\(/.*\)\?\$" "/proc/$pid/cgroup"; then
+			kill -KILL "$pid" 2>/dev/null
+		fi
 	done
 	# deepest first: v2, then the v1 counterparts
 	for d in "$v2/$box" ${v1pids:+"$v1pids/$box"} ${v1mem:+"$v1mem/$box"}; do
@@ -63,6 +68,15 @@ kd_cleanup() {
 	done
 	wait 2>/dev/null
 	[ -n "$kd_tmp" ] && rm -rf "$kd_tmp"
+}
+
+# The parent of process $1 (after the name in /proc/PID/stat, which may
+# hold spaces and parentheses), or nothing.
+_ppid() {
+	local st state ppid
+	st=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	read -r state ppid _ <<<"${st##*) }"
+	printf '%s' "$ppid"
 }
 
 # mkcg REL [pids.max] [memory-limit]: the cgroup box/REL in v2 and, where
