@@ -440,9 +440,10 @@ static bool level_arm(struct cg *c, bool quiet, bool fallback)
 	c->plevel.type = SRC_PRESSURE_LEVEL;
 	if (!v1) {
 		if (!quiet && r->told_unarmed++ == 0)
-			log_msg(LOG_PRI_NOTICE,
-				"rule %s: %s/%s has no v1 memory counterpart yet: memory-pressure-level armed once there is one (said once for each rule)",
-				r->name, D.v2, c->rel);
+			log_msg(LOG_PRI_NOTICE, "rule %s: %s/%s has no v1 memory counterpart yet: %s (said once for each rule)",
+				r->name, D.v2, c->rel,
+				fallback ? "memory-pressure, without memory.pressure (PSI off), not armed"
+					 : "memory-pressure-level armed once there is one");
 		return false;
 	}
 	snprintf(path, sizeof(path), "%s/memory.pressure_level", v1);
