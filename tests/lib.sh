@@ -101,8 +101,10 @@ spawn_in() {
 # their monitors, and $tmp.
 kill_spawned() {
 	local pid
+	# only those not reaped yet (no status file): a pid reaped long ago
+	# may be another program's now
 	for pid in "${spawned_pids[@]}"; do
-		kill -KILL "$pid" 2>/dev/null
+		[ -e "${spawn_status[$pid]}" ] || kill -KILL "$pid" 2>/dev/null
 	done
 	wait 2>/dev/null
 	rm -rf "$tmp"
