@@ -32,7 +32,8 @@
 #   oomd     pressure_above (full avg10 of t<N> > 20 for 2 s) then
 #            kill_by_pressure on t<N>/* (memory), -i OOMD_INTERVAL
 # An observer (oomd-peer.py, SCHED_FIFO 10) samples the victim's
-# memory.pressure and cgroup.events every 10 ms: the workload's first stall
+# cgroup.events and t<N>'s memory.pressure (not the victim's: reading it
+# would delay cgkilld's trigger, see oomd-peer.py) every 10 ms: the workload's first stall
 # (the first rise of its "full" total), the moment the kernel trigger's
 # condition held (full stall >= 20% of the trailing 2 s, from the samples),
 # the moment full avg10 reached 20 (oomd's view) and empty. The kill's time
@@ -208,11 +209,11 @@ ms() { echo $((($1 - $2) / 1000)); }
 
 # trial ROW N: one line, "-" for what did not happen:
 # stall->empty ready->empty stall->kill cond->kill avg10->kill kill->empty
-# (ms), the victim's wait status, the sentinels ("ok" or what died), then
+# stall->kevent cond->kevent (ms) kevent->kill (us), the victim's wait status, the sentinels ("ok" or what died), then
 # what the daemon killed.
 trial() {
 	local row=$1 i=$2 t=$box/t$2 obs=$work/obs.$2 v st killed ready_us k=- sent=ok
-	local populated stall cond avg10 empty
+	local populated stall cond avg10 empty kevent
 	mksandbox "$i" || { diag "cannot make the sandbox t$i"; return 1; }
 	start "$t/sentinel" sleep 3600
 	local s_in=$started
@@ -220,7 +221,7 @@ trial() {
 	wait_for 10 grep -qx "$s_in" "$v2/$t/sentinel/cgroup.procs" || return 1
 	start_daemon "$row" "$i" || return 1
 	rm -f "$obs" "$obs.ready"
-	python3 "$OBSERVER" "$v2/$t/victim" "$obs" "$obs.ready" "$DEADLINE" 20 2 &
+	python3 "$OBSERVER" "$v2/$t/victim" "$v2/$t" "$obs" "$obs.ready" "$DEADLINE" 20 2 &
 	local o=$!
 	wait_for 10 test -e "$obs.ready" || return 1
 	# shellcheck disable=SC2086 # THRASH_ARGS are words
@@ -238,9 +239,9 @@ trial() {
 	alive "$s_in" || sent="SENTINEL-IN-SANDBOX-DIED"
 	alive "$s_out" || sent="SENTINEL-OUTSIDE-DIED"
 	kill -KILL "$s_in" 2>/dev/null
-	read -r populated stall cond avg10 empty <<<"$(python3 -c 'import json, sys
+	read -r populated stall cond avg10 empty kevent <<<"$(python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))
-print(*[r[k] or "-" for k in ("populated", "stall", "cond", "avg10", "empty")])' "$obs")"
+print(*[r[k] or "-" for k in ("populated", "stall", "cond", "avg10", "empty", "kevent")])' "$obs")"
 	ready_us=$(awk '/^thrash: ready/ { print $4 }' "$work/thrash.$i.out")
 	case $row in
 	oomd)
@@ -258,7 +259,8 @@ print(int(e["time"] * 1e6), e.get("cgroup"), "signalled", t.get("signalled"), "b
 	esac
 	[ -n "$k" ] || k=-
 	d() { [ "$1" != - ] && [ "$2" != - ] && ms "$1" "$2" || echo -; }
-	echo "$(d "$empty" "$stall") $(d "$empty" "${ready_us:--}") $(d "$k" "$stall") $(d "$k" "$cond") $(d "$k" "$avg10") $(d "$empty" "$k") $st $sent ${killed:-nothing}"
+	du() { [ "$1" != - ] && [ "$2" != - ] && echo $(($1 - $2)) || echo -; }
+	echo "$(d "$empty" "$stall") $(d "$empty" "${ready_us:--}") $(d "$k" "$stall") $(d "$k" "$cond") $(d "$k" "$avg10") $(d "$empty" "$k") $(d "$kevent" "$stall") $(d "$kevent" "$cond") $(du "$k" "$kevent") $st $sent ${killed:-nothing}"
 	rm_cgroup_tree "$v2/$t"
 	[ -n "$v1mem" ] && [ -d "$v1mem/$t" ] && rm_cgroup_tree "$v1mem/$t"
 	[ "$sent" = ok ]
@@ -323,7 +325,7 @@ for row in $rows; do
 	[ "$row" = cgkilld ] && cgkilld_conf N
 	echo '```'
 	echo
-	echo "raw: stall->empty ready->empty stall->kill cond->kill avg10->kill kill->empty (ms), victim status, sentinels, killed"
+	echo "raw: stall->empty ready->empty stall->kill cond->kill avg10->kill kill->empty stall->kevent cond->kevent (ms) kevent->kill (us), victim status, sentinels, killed"
 	echo
 	: >"$work/rows.$row"
 	for i in $(seq "$TRIALS"); do
@@ -343,8 +345,11 @@ for row in $rows; do
 	awk '{ print $4 }' "$work/rows.$row" | stats "trigger condition (full ≥ 20% of 2 s) → kill"
 	awk '{ print $5 }' "$work/rows.$row" | stats "full avg10 ≥ 20 → kill"
 	awk '{ print $6 }' "$work/rows.$row" | stats "kill → empty"
+	awk '{ print $7 }' "$work/rows.$row" | stats "first stall → kernel trigger event"
+	awk '{ print $8 }' "$work/rows.$row" | stats "trigger condition → kernel trigger event"
+	awk '{ print $9 }' "$work/rows.$row" | stats "kernel trigger event → kill (µs)"
 	echo
-	echo "killed by $row: $(awk '$7 == 137' "$work/rows.$row" | wc -l) of $(wc -l <"$work/rows.$row") victims (SIGKILL); sentinels: $(grep -c ' ok ' "$work/rows.$row") of $(wc -l <"$work/rows.$row") trials all alive"
+	echo "killed by $row: $(awk '$10 == 137' "$work/rows.$row" | wc -l) of $(wc -l <"$work/rows.$row") victims (SIGKILL); sentinels: $(grep -c ' ok ' "$work/rows.$row") of $(wc -l <"$work/rows.$row") trials all alive"
 	echo
 done
 alive "$s_out" && echo "sentinel outside the sandbox: alive at the end"
