@@ -213,7 +213,7 @@ ms() { echo $((($1 - $2) / 1000)); }
 # what the daemon killed.
 trial() {
 	local row=$1 i=$2 t=$box/t$2 obs=$work/obs.$2 v st killed ready_us k=- sent=ok
-	local populated stall cond avg10 empty kevent
+	local stall cond avg10 empty kevent
 	mksandbox "$i" || { diag "cannot make the sandbox t$i"; return 1; }
 	start "$t/sentinel" sleep 3600
 	local s_in=$started
@@ -239,7 +239,7 @@ trial() {
 	alive "$s_in" || sent="SENTINEL-IN-SANDBOX-DIED"
 	alive "$s_out" || sent="SENTINEL-OUTSIDE-DIED"
 	kill -KILL "$s_in" 2>/dev/null
-	read -r populated stall cond avg10 empty kevent <<<"$(python3 -c 'import json, sys
+	read -r _ stall cond avg10 empty kevent <<<"$(python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))
 print(*[r[k] or "-" for k in ("populated", "stall", "cond", "avg10", "empty", "kevent")])' "$obs")"
 	ready_us=$(awk '/^thrash: ready/ { print $4 }' "$work/thrash.$i.out")
