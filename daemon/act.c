@@ -52,20 +52,17 @@ static bool storm_ok(struct rule *r, uint64_t t, uint64_t *until)
 	return true;
 }
 
-static int freeze(const char *path, char *how, size_t size)
+static int freeze(int dirfd, const char *path, char *how, size_t size)
 {
-	char file[4200];
 	int fd, r = 0;
 
-	if ((size_t)snprintf(file, sizeof(file), "%s/cgroup.freeze", path) >= sizeof(file))
-		return -ENAMETOOLONG;
-	fd = open(file, O_WRONLY | O_CLOEXEC);
+	fd = openat(dirfd, "cgroup.freeze", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -errno;
 	if (write(fd, "1", 1) < 0)
 		r = -errno;
 	close(fd);
-	snprintf(how, size, "thaw with: echo 0 > %s", file);
+	snprintf(how, size, "thaw with: echo 0 > %s/cgroup.freeze", path);
 	return r;
 }
 
@@ -129,7 +126,7 @@ static const char *hook_text(int st, char *buf, size_t size)
 /* Kill records on the victim's cgroup: ours, and systemd's own names
  * (the service manager reads them when the unit stops: "systemd-oomd
  * killed N process(es)" in its terms, result oom-kill). */
-static void record_kill(const char *path, const cgk_report *rep)
+static void record_kill(int dirfd, const char *path, const cgk_report *rep)
 {
 	/* the kernel's cgroup.kill signals without a count */
 	bool counted = rep && cgk_report_backend(rep) != CGK_BACKEND_KERNEL;
@@ -147,12 +144,12 @@ static void record_kill(const char *path, const cgk_report *rep)
 
 		if (rec[i].processes && !counted)
 			continue;
-		ssize_t n = getxattr(path, rec[i].name, buf, sizeof(buf) - 1);
+		ssize_t n = fgetxattr(dirfd, rec[i].name, buf, sizeof(buf) - 1);
 		unsigned long long v = n > 0 ? strtoull(buf, NULL, 10) : 0;
 
 		v += rec[i].processes ? cgk_report_signalled(rep) : 1;
 		n = snprintf(buf, sizeof(buf), "%llu", v);
-		if (setxattr(path, rec[i].name, buf, (size_t)n, 0) < 0 && errno != ENOENT)
+		if (fsetxattr(dirfd, rec[i].name, buf, (size_t)n, 0) < 0 && errno != ENOENT)
 			log_msg(LOG_PRI_NOTICE, "%s: cannot record the kill in %s: %s", path, rec[i].name,
 				strerror(errno));
 	}
@@ -256,14 +253,53 @@ static bool holds(const char *rel, const char *cg)
 	return cg && cg[0] == '/' && !strncmp(cg + 1, rel, n) && (cg[n + 1] == '\0' || cg[n + 1] == '/');
 }
 
-/* Act on one cgroup (rel: relative to D.v2). *refused: a guard rail of
- * the library refused it, nothing was done, the next candidate may be
+/* The library's options for the rule's action. */
+static cgk_options *rule_options(const struct rule *r, unsigned flags)
+{
+	cgk_options *o = NULL;
+
+	if (cgk_options_new(&o) < 0)
+		return NULL;
+	cgk_options_set_flags(o, flags);
+	cgk_options_set_signal(o, r->sig);
+	cgk_options_set_wait(o, r->wait_ms);
+	cgk_options_set_backend(o, (enum cgk_backend)r->backend);
+	for (size_t i = 0; i < r->nesc; i++)
+		cgk_options_add_escalation(o, r->esc[i].after_ms, r->esc[i].sig);
+	if (D.cfg.protected_file)
+		cgk_options_set_protected_file(o, D.cfg.protected_file);
+	cgk_options_set_progress(o, progress, NULL);
+	cgk_options_set_cancel(o, &cancel);
+	return o;
+}
+
+/* Would the library's guard rails refuse the cgroup? Asked before a
+ * hook is told about it: a dry run, which changes nothing. */
+static bool guard_refuses(const struct rule *r, int dirfd, const char *path)
+{
+	cgk_options *o = rule_options(r, CGK_DRY_RUN);
+	cgk_report *rep = NULL;
+	bool refused = false;
+
+	if (o && cgk_kill_fd(dirfd, o, &rep) < 0 && rep && cgk_report_refused(rep) != CGK_GUARD_NONE) {
+		log_msg(LOG_PRI_NOTICE, "rule %s: %s: %s", r->name, path, cgk_report_message(rep));
+		refused = true;
+	}
+	cgk_report_free(rep);
+	cgk_options_free(o);
+	return refused;
+}
+
+/* Act on one cgroup: dirfd, opened when it was chosen, so that a cgroup
+ * made later under the same name is never the one acted on; path (its
+ * name then) for the log and the hooks. *refused: a guard rail of the
+ * library refused it, nothing was done, the next candidate may be
  * tried. */
-static void act_on(struct cg *c, const struct what *w, const char *rel, bool *refused)
+static void act_on(struct cg *c, const struct what *w, int dirfd, const char *path, bool *refused)
 {
 	struct rule *r = c->rule;
-	char path[4096], how[4300] = "", msg[512];
-	cgk_options *o = NULL;
+	char how[4300] = "", msg[512];
+	cgk_options *o;
 	cgk_report *rep = NULL;
 	bool reap = !w->dry && (r->reap == 1 || (r->reap == -1 && (r->triggers & TRIG_MEMORY))) &&
 		    rule_sends_sigkill(r);
@@ -272,7 +308,10 @@ static void act_on(struct cg *c, const struct what *w, const char *rel, bool *re
 	struct env e = { .n = 0 };
 
 	*refused = false;
-	snprintf(path, sizeof(path), "%s/%s", D.v2, rel);
+	if (r->exec_pre && guard_refuses(r, dirfd, path)) {
+		*refused = true;
+		return;
+	}
 	hook_env(&e, c, w, path);
 	if (r->exec_pre) {
 		pre = hook_run(r->exec_pre, e.v, r->exec_timeout_ms);
@@ -293,32 +332,23 @@ static void act_on(struct cg *c, const struct what *w, const char *rel, bool *re
 		flags |= CGK_DRY_RUN;
 	if (reap)
 		flags |= CGK_REAP;
-	if (cgk_options_new(&o) < 0) {
+	o = rule_options(r, flags);
+	if (!o) {
 		log_msg(LOG_PRI_ERR, "rule %s: %s: out of memory", r->name, path);
 		env_free(&e);
 		return;
 	}
-	cgk_options_set_flags(o, flags);
-	cgk_options_set_signal(o, r->sig);
-	cgk_options_set_wait(o, r->wait_ms);
-	cgk_options_set_backend(o, (enum cgk_backend)r->backend);
-	for (size_t i = 0; i < r->nesc; i++)
-		cgk_options_add_escalation(o, r->esc[i].after_ms, r->esc[i].sig);
-	if (D.cfg.protected_file)
-		cgk_options_set_protected_file(o, D.cfg.protected_file);
-	cgk_options_set_progress(o, progress, NULL);
 	cancel = 0;
-	cgk_options_set_cancel(o, &cancel);
-	ret = cgk_kill(path, o, &rep);
+	ret = cgk_kill_fd(dirfd, o, &rep);
 	cgk_options_free(o);
 	*refused = ret < 0 && rep && cgk_report_refused(rep) != CGK_GUARD_NONE;
 	if (ret == 0 && !w->dry && r->action == ACT_FREEZE) {
-		ret = freeze(path, how, sizeof(how));
+		ret = freeze(dirfd, path, how, sizeof(how));
 		if (ret < 0)
 			snprintf(how, sizeof(how), "cannot freeze: %s", strerror(-ret));
 	}
 	if (ret == 0 && !w->dry && r->action == ACT_KILL && r->record_kills)
-		record_kill(path, rep);
+		record_kill(dirfd, path, rep);
 
 	/* the log line */
 	{
@@ -401,8 +431,18 @@ void act(struct cg *c, const char *trigger, const char *json_values, const char 
 
 	if (r->victim == VICTIM_SELF) {
 		bool refused;
+		char path[4096];
+		int fd;
 
-		act_on(c, &w, c->rel, &refused);
+		snprintf(path, sizeof(path), "%s/%s", D.v2, c->rel);
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0) {
+			log_msg(LOG_PRI_WARNING, "rule %s: %s: %s; not acted on: %s", r->name, path, text,
+				strerror(errno));
+			return;
+		}
+		act_on(c, &w, fd, path, &refused);
+		close(fd);
 		return;
 	}
 	n = victim_rank(c, &rels, &why, &cands);
@@ -415,21 +455,42 @@ void act(struct cg *c, const char *trigger, const char *json_values, const char 
 			victim_name(r->victim), why ? why : n < 0 ? strerror(-n) : "no candidate is left");
 		event(c, &w, path, n < 0 ? n : -ESRCH, "no victim", NULL, 0, 0, false);
 	} else {
+		int *fds = calloc((size_t)n, sizeof(*fds));
+
 		log_msg(LOG_PRI_NOTICE, "rule %s: %s/%s: %s", r->name, D.v2, c->rel, why);
-		for (int i = 0; i < n; i++) {
+		/* each candidate held as it was ranked: a cgroup removed and made
+		 * again under its name while hooks run is not the one ranked */
+		for (int i = 0; fds && i < n; i++) {
+			char path[4096];
+
+			snprintf(path, sizeof(path), "%s/%s", D.v2, rels[i]);
+			fds[i] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+			if (fds[i] < 0)
+				fds[i] = -errno;
+		}
+		for (int i = 0; fds && i < n; i++) {
+			char path[4096];
 			bool refused = true;
 
+			snprintf(path, sizeof(path), "%s/%s", D.v2, rels[i]);
 			if (holds(rels[i], D.self_rel) || holds(rels[i], D.init_rel))
-				log_msg(LOG_PRI_NOTICE, "rule %s: %s/%s holds cgkilld or PID 1: never a victim",
-					r->name, D.v2, rels[i]);
+				log_msg(LOG_PRI_NOTICE, "rule %s: %s holds cgkilld or PID 1: never a victim", r->name,
+					path);
+			else if (fds[i] < 0)
+				log_msg(LOG_PRI_NOTICE, "rule %s: %s: %s", r->name, path, strerror(-fds[i]));
 			else
-				act_on(c, &w, rels[i], &refused);
+				act_on(c, &w, fds[i], path, &refused);
 			if (!refused)
 				break;
 			if (i + 1 < n)
-				log_msg(LOG_PRI_NOTICE, "rule %s: %s/%s refused; the next candidate", r->name, D.v2,
-					rels[i]);
+				log_msg(LOG_PRI_NOTICE, "rule %s: %s refused; the next candidate", r->name, path);
 		}
+		for (int i = 0; fds && i < n; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		if (!fds)
+			log_msg(LOG_PRI_ERR, "rule %s: out of memory", r->name);
+		free(fds);
 	}
 	victim_free(rels, n);
 	free(why);

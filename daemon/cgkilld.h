@@ -169,6 +169,7 @@ void log_msg(int pri, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 void notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The watchdog interval in ms from WATCHDOG_USEC (for us), 0 if none. */
 uint64_t notify_watchdog_ms(void);
+/* CLOCK_BOOTTIME: a suspend counts (episodes, delays, storm limits). */
 uint64_t now_ms(void);
 /* WATCHDOG=1 if the watchdog is on and half its interval has passed since
  * the last (or always, with force). */
@@ -341,6 +342,8 @@ void victim_forget(struct cg *c);
  * killed by one, or -errno (-ETIMEDOUT when it was killed at its timeout). */
 #define HOOK_VETO 100	/* ExecPreKill= exit status that vetoes the action */
 int hook_run(char *const argv[], char *const env[], uint64_t timeout_ms);
+/* The open file limit the daemon started with, restored in hooks. */
+extern unsigned long long hook_nofile_soft;
 
 /* A trigger fired on c: what and its values, as "key": value JSON members
  * and as a log text. */

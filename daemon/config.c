@@ -37,6 +37,14 @@
 #define PSI_WINDOW_MIN_MS 500
 #define PSI_WINDOW_MAX_MS 10000
 
+static bool match_has_wildcard(const struct rule *r)
+{
+	for (size_t i = 0; i < r->ncomp; i++)
+		if (strpbrk(r->comp[i], "*?[\\"))
+			return true;
+	return false;
+}
+
 bool rule_sends_sigkill(const struct rule *r)
 {
 	if (r->action != ACT_KILL)
@@ -758,8 +766,9 @@ static void rule_key(struct ctx *x, struct rule *r, const char *key, const char 
 		uint64_t ms;
 
 		if (duration(x, key, v, false, &ms)) {
-			if (ms < 1 || ms > 600000)
-				ERR("ExecTimeout=%s: must be more than 0 and at most 10min", v);
+			/* the daemon waits for a hook and acts on nothing else meanwhile */
+			if (ms < 1 || ms > 60000)
+				ERR("ExecTimeout=%s: must be more than 0 and at most 1min", v);
 			else
 				r->exec_timeout_ms = ms;
 		}
@@ -954,6 +963,11 @@ void conf_finish(struct config *cfg, conf_error_fn err, void *userdata)
 			error_at(cfg, &x, "rule %s: PressureDuration= is shorter than PressureWindow=", r->name);
 		if (r->victim == VICTIM_SELF && (r->prefer.n || r->avoid.n || r->omit.n))
 			error_at(cfg, &x, "rule %s: Prefer=, Avoid= and Omit= need a Victim= other than self", r->name);
+		if ((((r->triggers & TRIG_PSI) && r->pressure_system) || (r->triggers & TRIG_SWAP)) &&
+		    match_has_wildcard(r))
+			error_at(cfg, &x,
+				 "rule %s: the machine's pressure (PressureOf=system) or swap with a Match= glob would act in every matched cgroup at once: match one cgroup and choose below it with Victim=",
+				 r->name);
 		if (r->reap == 1 && !rule_sends_sigkill(r))
 			error_at(cfg, &x, "rule %s: Reap=yes needs Action=kill with SIGKILL as its signal or an escalation", r->name);
 	}

@@ -11,7 +11,8 @@
  * is accepted, and that cgroup is never watched (watch.c).
  *
  * A rule with a Victim= other than self acts on cgroups below the one it
- * matches, never on that one: it is checked for the root only. Its
+ * matches (on that one only when nothing below holds a process): it is
+ * checked for the root only. Its
  * candidates are checked at action time instead: our own and PID 1's
  * cgroups and those above them are never candidates (act.c), and the
  * library refuses a protected one, which passes the turn to the next.

@@ -14,32 +14,53 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cgkilld.h"
 
-/* The child: what the daemon blocked for its signalfd and ignored is
- * undone, standard input is /dev/null, nothing else is inherited. */
+unsigned long long hook_nofile_soft = 1024;
+
+/* The child: what the daemon gave itself is undone (the signals blocked
+ * for its signalfd, oom_score_adj -1000, nice -10, the open file limit),
+ * so that a hook is an ordinary process the kernel's OOM killer may take;
+ * standard input is /dev/null, no other file is inherited. */
 static void hook_exec(char *const argv[], char *const env[])
 {
+	struct rlimit rl;
 	sigset_t none;
-	int null;
+	int fd;
 
 	setpgid(0, 0);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (int s = 1; s < NSIG; s++)
 		signal(s, SIG_DFL);
-	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (null >= 0)
-		dup2(null, STDIN_FILENO);
+	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, "0", 1) < 0)
+			dprintf(STDERR_FILENO, "cgkilld: hook %s: oom_score_adj 0: %s\n", argv[0], strerror(errno));
+		close(fd);
+	}
+	setpriority(PRIO_PROCESS, 0, 0);
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && hook_nofile_soft < rl.rlim_cur) {
+		rl.rlim_cur = hook_nofile_soft;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		dup2(fd, STDIN_FILENO);
 	syscall(SYS_close_range, 3U, ~0U, 0U);
 	execve(argv[0], argv, env);
 	dprintf(STDERR_FILENO, "cgkilld: hook %s: %s\n", argv[0], strerror(errno));
 	_exit(127);
 }
+
+/* After SIGKILL, how long to wait for the hook to end: one stuck in the
+ * kernel (D state) must not stop the daemon; it is reaped later. */
+#define HOOK_REAP_MS 2000
 
 int hook_run(char *const argv[], char *const env[], uint64_t timeout_ms)
 {
@@ -47,6 +68,10 @@ int hook_run(char *const argv[], char *const env[], uint64_t timeout_ms)
 	int pidfd, status;
 	pid_t pid;
 
+	/* hooks left unreaped by an earlier timeout (the daemon has no
+	 * other children) */
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
 	pid = fork();
 	if (pid < 0)
 		return -errno;
@@ -61,8 +86,14 @@ int hook_run(char *const argv[], char *const env[], uint64_t timeout_ms)
 		int slice;
 
 		if (t >= deadline) {
+			struct pollfd gone = { .fd = pidfd, .events = POLLIN };
+
 			kill(-pid, SIGKILL);
-			waitpid(pid, &status, 0);
+			if (pidfd >= 0 && poll(&gone, 1, HOOK_REAP_MS) > 0)
+				waitpid(pid, &status, 0);
+			else if (waitpid(pid, &status, WNOHANG) != pid)
+				log_msg(LOG_PRI_WARNING, "hook %s (pid %d) does not end after SIGKILL; left to reap later",
+					argv[0], pid);
 			if (pidfd >= 0)
 				close(pidfd);
 			return -ETIMEDOUT;

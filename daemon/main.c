@@ -244,6 +244,7 @@ static void survive(void)
 	}
 	/* a few fds per watched cgroup */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		hook_nofile_soft = rl.rlim_cur;
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
@@ -349,7 +350,8 @@ static void usage(FILE *f)
 		"Usage: cgkilld [OPTION]...\n"
 		"       cgkilld --check [FILE]\n"
 		"Watch cgroups and kill, freeze or report a whole cgroup when it hits\n"
-		"pids.max (a fork bomb) or loses a process to the OOM killer.\n"
+		"pids.max (a fork bomb), loses a process to the OOM killer, or stalls on\n"
+		"memory, cpu or io (PSI) for too long.\n"
 		"\n"
 		"  -c, --config FILE   rules from FILE and FILE.d/*.conf (default %s)\n"
 		"      --check [FILE]  check the configuration (default: --config's) and exit\n"

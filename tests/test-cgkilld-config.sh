@@ -55,6 +55,16 @@ expect_error "a .. component" "$c:3: Match=.*\"\\.\\.\""
 printf '[Rule]\nName=x\nMatch=/\nTrigger=pids-max\n' >"$c"
 expect_error "the root cgroup" "root cgroup"
 
+# the machine's pressure or swap, on a glob: one event, every match acts
+printf '[Rule]\nName=x\nMatch=%s/*\nTrigger=memory-pressure\nPressureOf=system\nPressureLimit=full 20%%\nPressureDuration=2s\nVictim=memory\n' "$box" >"$c"
+expect_error "PressureOf=system with a glob" "$c:1: rule x: the machine's pressure .* with a Match= glob would act in every matched cgroup"
+printf '[Rule]\nName=x\nMatch=%s/u*\nTrigger=swap\n' "$box" >"$c"
+expect_error "Trigger=swap with a glob" "$c:1: rule x: the machine's pressure .* or swap with a Match= glob"
+printf '[Rule]\nName=x\nMatch=%s/user.slice\nTrigger=memory-pressure swap\nPressureOf=system\nPressureDuration=2s\nVictim=memory\n' "$box" >"$c"
+check "--check accepts the machine's pressure and swap on one cgroup" "$CGKILLD" --check "$c"
+printf '[Rule]\nName=x\nMatch=%s/jobs/*\nTrigger=pids-max\nExecPreKill=/bin/true\nExecTimeout=2min\n' "$box" >"$c"
+expect_error "a hook timeout over 1min" "$c:6: ExecTimeout=2min: must be more than 0 and at most 1min"
+
 printf '[Rule]\nName=x\nMatch=%s/jobs/*\nTrigger=pids-max\n[Rule]\nName=x\nMatch=%s/*\nTrigger=oom-kill\n' "$box" "$box" >"$c"
 expect_error "a rule name defined twice" "$c:5: rule x: already defined at $c:1"
 

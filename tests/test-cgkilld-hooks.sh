@@ -23,7 +23,7 @@ kd_setup hooks
 PMAX=8
 
 kd_first pids vetoed/x $PMAX
-for d in hang/x fail/x told/x kernel/x; do
+for d in hang/x fail/x told/x kernel/x swap/x; do
 	mkcg $d $PMAX || bail_out "cannot create box/$d"
 done
 mkcg other || bail_out "cannot create box/other"
@@ -50,7 +50,16 @@ cat >"$h/tell" <<EOF
 #!/bin/sh
 env | grep '^CGKILLD_' | sort >"$h/\$1.env"
 EOF
-chmod +x "$h/veto" "$h/hang" "$h/fail" "$h/tell"
+# ExecPreKill= that empties its cgroup and makes a new one of the same
+# name, with a newcomer in it: the action must not reach the newcomer
+cat >"$h/swap" <<EOF
+#!/bin/sh
+d=\$CGKILLD_CGROUP
+"$CGKILL" -q "\$d" && rmdir "\$d" && mkdir "\$d" || exit 1
+setsid sh -c 'echo \$\$ >"\$0/cgroup.procs" && echo \$\$ >"\$1" && exec sleep 3600' "\$d" "$h/newcomer" </dev/null >/dev/null 2>&1 &
+while [ ! -s "$h/newcomer" ]; do sleep 0.02; done
+EOF
+chmod +x "$h/veto" "$h/hang" "$h/fail" "$h/tell" "$h/swap"
 
 conf=$kd_tmp/cgkilld.conf
 cat >"$conf" <<EOF
@@ -91,6 +100,13 @@ ExecPostKill=$h/tell post
 # counted (the kernel's cgroup.kill is not)
 Backend=freeze
 Reap=yes
+
+[Rule]
+Name=swapped
+Match=$box/swap/*
+Trigger=pids-max
+PidsMaxEvents=5
+ExecPreKill=$h/swap
 
 [Rule]
 Name=uncounted
@@ -138,6 +154,19 @@ wait_log 30 "^<4>rule failing: .*/fail/x: ExecPreKill= $h/fail: exit status 3; t
 ok $? "a hook that fails (exit 3) is logged"
 wait_for 30 "box/fail/x empty" empty fail/x
 ok $? "and the kill goes on"
+
+# ---- a cgroup made again under the same name while the hook runs ----
+start_in swap/x "$FORKBOMB"
+wait_for 30 "the newcomer" test -s "$h/newcomer"
+ok $? "ExecPreKill= made box/swap/x again, with a newcomer in it"
+newcomer=$(cat "$h/newcomer" 2>/dev/null)
+wait_log 30 '^<[34]>rule swapped: .*/swap/x: pids-max'
+sleep 0.5
+[ -n "$newcomer" ] && alive "$newcomer" && grep -qx "$newcomer" "$v2/$box/swap/x/cgroup.procs"
+ok $? "the action went to the cgroup the rule saw, not to the new one of the same name: the newcomer lives" ||
+	diag "$(grep swapped "$kd_log")"
+[ -z "$(xattr_of "$v2/$box/swap/x" user.cgkill_kills)" ]
+ok $? "and no kill is recorded on the new cgroup"
 
 # ---- the hooks' environment, the post hook, the records ----
 start_in told/x "$FORKBOMB"
