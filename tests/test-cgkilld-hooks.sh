@@ -49,6 +49,7 @@ EOF
 cat >"$h/tell" <<EOF
 #!/bin/sh
 env | grep '^CGKILLD_' | sort >"$h/\$1.env"
+echo "nofile \$(ulimit -Sn) oom_score_adj \$(cat /proc/self/oom_score_adj) nice \$(nice)" >"$h/\$1.limits"
 EOF
 # ExecPreKill= that empties its cgroup and makes a new one of the same
 # name, with a newcomer in it: the action must not reach the newcomer
@@ -118,6 +119,8 @@ EOF
 "$CGKILLD" --check "$conf" >/dev/null 2>&1
 ok $? "--check accepts the rules with hooks"
 
+# the daemon raises its open file limit to the hard one: hooks get this back
+ulimit -Sn 1024
 kd_start "$conf" || bail_out "cgkilld did not start"
 
 # ---- veto ----
@@ -184,6 +187,9 @@ ok $? "ExecPreKill= is told the cgroup, the rule and the trigger (quoted argumen
 grep -qx "CGKILLD_ERROR=0" <<<"$post" && grep -qE '^CGKILLD_SIGNALLED=[1-9]' <<<"$post" &&
 	grep -qx "CGKILLD_BACKEND=freeze" <<<"$post"
 ok $? "ExecPostKill= is told the outcome" || diag "$post"
+lim=$(cat "$h/pre.limits" 2>/dev/null)
+[ "$lim" = "nofile 1024 oom_score_adj 0 nice 0" ]
+ok $? "a hook runs without the daemon's protections: $lim"
 grep -qE '^CGKILLD_REAPED=[1-9]' <<<"$post"
 ok $? "Reap=yes: the victims' memory was released (CGKILLD_REAPED)" || diag "$post"
 wait_for 30 "box/told/x empty" empty told/x
