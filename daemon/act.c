@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A trigger fired: whether to act (post-action delay, storm limit), how
- * (dry run, kill, freeze, log) and the one event that says what happened.
- * Every action goes through the library: a kill is cgk_kill() with the
- * rule's signal, escalations and wait; a freeze and a log are preceded by
- * a dry-run cgk_kill(), whose guard rails (root, self, PID 1, protected)
- * refuse the cgroup before anything is written. Nothing is exec'd.
+ * A trigger fired: whether to act (post-action delay, storm limit), on
+ * whom (the watched cgroup, or the candidates victim.c ranks, in order
+ * until one is not refused), how (dry run, kill, freeze, log; hooks before
+ * and after, the first may veto) and the one event that says what
+ * happened. Every action goes through the library: a kill is
+ * cgk_kill_fd() with the rule's signal, escalations, wait and reap; a
+ * freeze and a log are preceded by a dry-run cgk_kill_fd(), whose guard
+ * rails (root, self, PID 1, protected) refuse the cgroup before anything
+ * is written. Nothing is exec'd but the rule's hooks (hook.c).
  */
 #include <errno.h>
 #include <stdarg.h>
