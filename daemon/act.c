@@ -119,8 +119,8 @@ static const char *hook_text(int st, char *buf, size_t size)
 		snprintf(buf, size, "killed at its timeout");
 	else if (st < 0)
 		snprintf(buf, size, "could not run: %s", strerror(-st));
-	else if (st > 128)
-		snprintf(buf, size, "killed by signal %d", st - 128);
+	else if (st >= 256)
+		snprintf(buf, size, "killed by signal %d", st - 256);
 	else
 		snprintf(buf, size, "exit status %d", st);
 	return buf;

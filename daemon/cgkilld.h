@@ -338,7 +338,7 @@ void victim_episode_start(struct cg *c);
 void victim_forget(struct cg *c);
 
 /* Hooks (hook.c): run argv with env (NULL-terminated "K=V"), wait at most
- * timeout_ms, killing it then. Returns its exit status, 128+signal if
+ * timeout_ms, killing it then. Returns its exit status, 256+signal if
  * killed by one, or -errno (-ETIMEDOUT when it was killed at its timeout). */
 #define HOOK_VETO 100	/* ExecPreKill= exit status that vetoes the action */
 int hook_run(char *const argv[], char *const env[], uint64_t timeout_ms);

@@ -111,6 +111,6 @@ int hook_run(char *const argv[], char *const env[], uint64_t timeout_ms)
 	if (pidfd >= 0)
 		close(pidfd);
 	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
+		return 256 + WTERMSIG(status);	/* apart from any exit status */
 	return WEXITSTATUS(status);
 }
