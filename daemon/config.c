@@ -519,6 +519,15 @@ static void set_command(struct ctx *x, const char *key, const char *v, char ***d
 	*dst = argv;
 }
 
+/* Has the glob ".." as a component? ("foo..bar" is a name.) */
+static bool dotdot(const char *p)
+{
+	for (const char *q = p; (q = strstr(q, "..")); q++)
+		if ((q == p || q[-1] == '/') && (q[2] == '\0' || q[2] == '/'))
+			return true;
+	return false;
+}
+
 /* Prefer=, Avoid=, Omit=: globs, blank-separated, added to the list;
  * empty clears it. */
 static void add_globs(struct ctx *x, const char *key, const char *v, struct globs *g)
@@ -535,7 +544,7 @@ static void add_globs(struct ctx *x, const char *key, const char *v, struct glob
 
 		while (*p == '/')
 			p++;
-		if (!*p || strstr(p, "..")) {
+		if (!*p || dotdot(p)) {
 			ERR("%s=%s: a glob must name a cgroup below the matched one (no \"..\")", key, w);
 			free(w);
 			continue;

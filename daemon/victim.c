@@ -4,23 +4,38 @@
  * the candidates below the cgroup it matched (c). cgkilld.conf(5),
  * "VICTIM CHOICE", says the same for users.
  *
- * Candidates. The walk goes down from c through populated cgroups only
+ * The names below c are chosen by whoever the cgroups are delegated to:
+ * nothing they can arrange there may shield their cgroup so that a
+ * neighbour's dies instead, nor stop the rule from choosing (fail closed).
+ *
+ * Candidates. The walk goes down from c with openat() from directory fds
+ * (no limit on the length of a path; the path below c is kept for the
+ * globs and the logs only), through populated cgroups only
  * (cgroup.events "populated" counts the whole subtree, so an empty
- * subtree costs one read):
- *  - a populated cgroup none of whose child cgroups is populated is a
- *    candidate (a leaf, or a cgroup whose processes are all its own);
- *  - a populated cgroup with memory.oom.group 1, or of type "domain
- *    threaded", is one candidate for its whole subtree and is not walked
- *    into (the kernel's unit of an OOM kill; threaded cgroups cannot be
- *    killed one by one);
- *  - c itself is a candidate only when nothing below it can be: it has
- *    memory.oom.group 1, or no child of it is populated (no children, or
- *    its processes are all its own);
- *  - processes that sit in a cgroup beside populated child cgroups
- *    (possible where no controller is enabled) are in no candidate:
- *    only Victim=self reaches them.
- * Deeper than MAX_DEPTH below c nothing is a candidate (nor are the
- * cgroups above it, which would take it along).
+ * subtree costs one read; a cgroup gone on the way, ENOENT or ENODEV, is
+ * empty). A populated cgroup is one candidate for its whole subtree, not
+ * walked into, when:
+ *  - it is omitted (nothing below it is looked at);
+ *  - memory.oom.group is 1, or it is "domain threaded" (the kernel's
+ *    unit of an OOM kill; threaded cgroups cannot be killed one by one);
+ *  - it has processes of its own beside child cgroups: those processes
+ *    are in no cgroup below, and taking the children alone would leave
+ *    them (a hog beside a child holding one sleep) out of the ranking;
+ *  - its children cannot show the figure: the v2 memory controller is
+ *    on it but not in its cgroup.subtree_control (memory figures);
+ *  - its child cgroups cannot be listed, or it is MAX_DEPTH below c;
+ *  - a cgroup below it is populated but its path would reach PATH_MAX
+ *    (act.c names the victim by path): the nearest ancestor whose path
+ *    fits stands for it;
+ *  - it is below c and a candidate found below it has a figure that
+ *    cannot be read (see Figures): the nearest ancestor below c whose
+ *    figure can be read is taken instead.
+ * Else a populated cgroup none of whose children is populated is a
+ * candidate (a leaf), and one with populated children is not: they are.
+ * c is the candidate only when one of those holds for it, or none of its
+ * children is populated. A child of c that cannot be opened or read (but
+ * is not gone) is a candidate whose figure is unknown; deeper, its
+ * parent is taken whole. Only c that cannot be read makes the rule fail.
  *
  * Preferences, each from the rule's globs (Prefer=, Avoid=, Omit=:
  * fnmatch(3) with FNM_PATHNAME on the path relative to c) and from the
@@ -33,13 +48,19 @@
  * cgroups, and a user to whom one child of a root-owned c is delegated
  * cannot shield it (avoid, omit) so that a neighbour's dies instead, nor
  * volunteer it, which would steer the choice as well. An xattr refused
- * that way is logged with the owners. xattrs on c itself are not read
- * (they would choose among nothing).
+ * that way is logged with the owners. An Avoid= or Omit= glob counts only
+ * where every directory from c down to the cgroup it matched belongs to
+ * root or to the owner of c: the names there were not chosen by a
+ * delegatee (Avoid=*terminal* must not shield a hog named x-terminal);
+ * the globs ignored that way are logged once per action. Prefer= counts
+ * anywhere (a user can only make their own cgroup the victim). xattrs on
+ * c itself are not read (they would choose among nothing).
  *
  * Order: omitted candidates out; the preferred first, then the others,
- * the avoided last; within each, the figure descending, then memory
- * descending (for every figure but memory itself), then the path
- * ascending (strcmp: byte order). Deterministic, so tests can say whom.
+ * the avoided last; within each, a figure that cannot be read first
+ * (fail closed), then the figure descending, then memory descending (for
+ * every figure but memory itself), then the path ascending (strcmp: byte
+ * order). Deterministic, so tests can say whom.
  *
  * Figures (victim name: what):
  *  memory         memory.current - memory.low, at least 0; v1: the
@@ -51,13 +72,18 @@
  *                 without episodes) every growth is 0 and memory decides
  *  pressure       avg10 of the candidate's memory.pressure, its "full"
  *                 line where the rule's PressureLimit= is full, else
- *                 "some", in hundredths of a percent; 0 without the file
+ *                 "some", in hundredths of a percent
  *  processes      the processes of the subtree (its cgroup.procs lines):
  *                 processes, not pids.current's tasks (threads count
  *                 there), and exact where a v1 counterpart may be shared
  *  swap           memory.swap.current; v1: memsw.usage_in_bytes -
- *                 usage_in_bytes; 0 without the files
- * A figure that cannot be read counts as 0.
+ *                 usage_in_bytes
+ * A figure that cannot be read (no file: the controller not there,
+ * cgroup.pressure 0, no v1 counterpart; part of a subtree unreadable) is
+ * never taken for 0, which would shield the cgroup: the nearest ancestor
+ * below c whose figure can be read is the candidate instead, whole; a
+ * child of c whose figure cannot be read is a candidate that ranks first
+ * in its group. memory as the next key counts as 0 when unreadable.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -74,7 +100,11 @@
 #include "cgkilld.h"
 
 #define MAX_DEPTH 64
+#define COUNT_DEPTH 256	/* processes: a deeper subtree's count is unknown */
 #define SHOWN 5		/* candidates named in why and json */
+
+/* walk(): populated, and a cgroup below must be taken by an ancestor */
+#define UP 2
 
 /* by strength: the strongest that applies wins */
 enum pref { PREF_NONE, PREF_PREFER, PREF_AVOID, PREF_OMIT, PREF_N };
@@ -99,16 +129,36 @@ struct cand {
 	const char *sub;	/* in rel: relative to c, "" for c */
 	enum pref pref;
 	char *reason;		/* what put it in its group; NULL for normal */
+	const char *whole;	/* why it was taken whole, NULL for a leaf */
+	bool unknown;		/* its figure cannot be read */
+	bool cur_ok;		/* cur was read */
+	uint64_t cur;		/* memory.current (v1: usage_in_bytes) */
 	int64_t figure;
 	uint64_t memory;	/* the next key (growth, pressure, processes, swap) */
+};
+
+/* Are the directories from c down to here root's or c's owner's? len:
+ * the length of the path below c where that stopped being so, uid its
+ * owner. */
+struct trust {
+	bool ok;
+	size_t len;
+	uid_t uid;
 };
 
 struct walk {
 	struct cg *c;
 	bool prefs;		/* read preferences (not for the episode's base) */
 	uid_t owner;		/* of c */
+	size_t base;		/* strlen of "D.v2/c->rel" */
+	char *sub;		/* the path below c of the cgroup being walked */
+	size_t sublen, subcap;
 	struct cand *v;
 	size_t n, cap;
+	FILE *ignored;		/* Avoid=, Omit= ignored: the text, for one log line */
+	char *ignored_text;
+	size_t ignored_size;
+	unsigned nignored;
 };
 
 struct victim_base {
@@ -120,22 +170,62 @@ struct victim_base {
 	} *v;			/* sorted by rel */
 };
 
-static int cg_path(char *buf, size_t size, const char *rel)
+static bool gone(int err)
 {
-	return (size_t)snprintf(buf, size, "%s/%s", D.v2, rel) < size ? 0 : -ENAMETOOLONG;
+	return err == ENOENT || err == ENODEV;
 }
 
-/* A small file of dir (one read, as the triggers read theirs): bytes
- * read, or -errno. */
-static ssize_t slurp(const char *dir, const char *name, char *buf, size_t size)
+/* "D.v2/c/sub" of the cgroup being walked, malloc'ed (for logs), or NULL. */
+static char *walk_path(const struct walk *w)
 {
-	char path[PATH_MAX];
-	ssize_t n;
-	int fd;
+	char *p;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (asprintf(&p, "%s/%s%s%s", D.v2, w->c->rel, w->sublen ? "/" : "", w->sub) < 0)
+		return NULL;
+	return p;
+}
+
+/* Append "/name" (or "name" at the top) to the path below c. */
+static int sub_push(struct walk *w, const char *name)
+{
+	size_t nl = strlen(name), need = w->sublen + 1 + nl + 1;
+
+	if (need > w->subcap) {
+		size_t cap = need * 2;
+		char *grown = realloc(w->sub, cap);
+
+		if (!grown)
+			return -ENOMEM;
+		w->sub = grown;
+		w->subcap = cap;
+	}
+	if (w->sublen)
+		w->sub[w->sublen++] = '/';
+	memcpy(w->sub + w->sublen, name, nl + 1);
+	w->sublen += nl;
+	return 0;
+}
+
+static void sub_pop(struct walk *w, size_t len)
+{
+	w->sublen = len;
+	if (w->sub)
+		w->sub[len] = '\0';
+}
+
+/* Would the path of the cgroup being walked reach PATH_MAX? */
+static bool too_long(const struct walk *w)
+{
+	return w->base + 1 + w->sublen >= PATH_MAX;
+}
+
+/* A small file of the cgroup at dfd (one read, as the triggers read
+ * theirs): bytes read, or -errno. */
+static ssize_t slurp(int dfd, const char *name, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
 	if (fd < 0)
 		return -errno;
 	n = read_at0(fd, buf, size);
@@ -143,13 +233,10 @@ static ssize_t slurp(const char *dir, const char *name, char *buf, size_t size)
 	return n;
 }
 
-/* A number file ("max": UINT64_MAX). */
-static bool read_u64(const char *dir, const char *name, uint64_t *v)
+static bool parse_u64(const char *buf, uint64_t *v)
 {
-	char buf[64], *end;
+	char *end;
 
-	if (slurp(dir, name, buf, sizeof(buf)) <= 0)
-		return false;
 	if (!strncmp(buf, "max", 3)) {
 		*v = UINT64_MAX;
 		return true;
@@ -159,27 +246,89 @@ static bool read_u64(const char *dir, const char *name, uint64_t *v)
 	return !errno && end != buf;
 }
 
+/* A number file ("max": UINT64_MAX). */
+static bool read_u64(int dfd, const char *name, uint64_t *v)
+{
+	char buf[64];
+
+	return slurp(dfd, name, buf, sizeof(buf)) > 0 && parse_u64(buf, v);
+}
+
+/* The same by path (v1 counterparts). */
+static bool read_u64_path(const char *dir, const char *name, uint64_t *v)
+{
+	char path[PATH_MAX], buf[64];
+	ssize_t n;
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	n = read_at0(fd, buf, sizeof(buf));
+	close(fd);
+	return n > 0 && parse_u64(buf, v);
+}
+
 /* 1, 0 (empty or gone), or -errno: a cgroup that cannot be read must not
- * pass for empty, or its parent would become a candidate. */
-static int populated(const char *dir)
+ * pass for empty. */
+static int populated(int dfd)
 {
 	char buf[256];
 	uint64_t v;
-	ssize_t n = slurp(dir, "cgroup.events", buf, sizeof(buf));
+	ssize_t n = slurp(dfd, "cgroup.events", buf, sizeof(buf));
 
 	if (n < 0)
-		return n == -ENOENT ? 0 : (int)n;
+		return gone((int)-n) ? 0 : (int)n;
 	return n > 0 && kv_get(buf, "populated", &v) && v;
 }
 
-/* Taken as a whole: memory.oom.group 1, or the root of a threaded subtree. */
-static bool whole(const char *dir)
+/* Taken as a whole by the kernel's own rules: why, or NULL. */
+static const char *kernel_whole(int dfd)
 {
 	char buf[64];
 	uint64_t v;
 
-	return (read_u64(dir, "memory.oom.group", &v) && v == 1) ||
-	       (slurp(dir, "cgroup.type", buf, sizeof(buf)) > 0 && !strncmp(buf, "domain threaded", 15));
+	if (read_u64(dfd, "memory.oom.group", &v) && v == 1)
+		return "memory.oom.group 1";
+	if (slurp(dfd, "cgroup.type", buf, sizeof(buf)) > 0 && !strncmp(buf, "domain threaded", 15))
+		return "a threaded subtree";
+	return NULL;
+}
+
+/* Processes of its own in cgroup.procs: 1, 0 (none or gone), -errno. */
+static int own_processes(int dfd)
+{
+	char buf[32];
+	ssize_t n = slurp(dfd, "cgroup.procs", buf, sizeof(buf));
+
+	if (n < 0)
+		return gone((int)-n) ? 0 : (int)n;
+	return n > 0;
+}
+
+/* Can the children of the cgroup at dfd show the rule's figure? Memory
+ * figures: not where the v2 memory controller is on the cgroup but not
+ * given to its children (on hybrid layouts, no v2 memory at all: the v1
+ * counterparts, one by one). Pressure and processes: child by child. */
+static bool children_show(const struct walk *w, int dfd)
+{
+	enum victim v = w->c->rule->victim;
+	char buf[512];
+	ssize_t n;
+
+	if (v != VICTIM_MEMORY && v != VICTIM_GROWTH && v != VICTIM_SWAP)
+		return true;
+	if (faccessat(dfd, "memory.current", F_OK, 0) < 0)
+		return true;
+	n = slurp(dfd, "cgroup.subtree_control", buf, sizeof(buf));
+	if (n < 0)
+		return false;
+	for (char *p = buf; (p = strstr(p, "memory")); p += 6)
+		if ((p == buf || p[-1] == ' ') && (p[6] == '\0' || p[6] == ' ' || p[6] == '\n'))
+			return true;
+	return false;
 }
 
 static void names_free(char **v, size_t n)
@@ -189,19 +338,28 @@ static void names_free(char **v, size_t n)
 	free(v);
 }
 
-/* The names of dir's child cgroups, malloc'ed, in *names and *count:
- * 0 (none if dir is gone), or -errno. */
-static int children(const char *dir, char ***names, size_t *count)
+/* The names of the child cgroups of the cgroup at dfd, malloc'ed, in
+ * *names and *count: 0 (none if it is gone), or -errno. */
+static int children(int dfd, char ***names, size_t *count)
 {
-	DIR *d = opendir(dir);
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct dirent *e;
 	char **v = NULL;
 	size_t n = 0;
+	DIR *d;
 
 	*names = NULL;
 	*count = 0;
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
+	if (fd < 0)
+		return gone(errno) ? 0 : -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		int err = errno;
+
+		close(fd);
+		return -err;
+	}
+	errno = 0;
 	while ((e = readdir(d))) {
 		char **grown;
 
@@ -214,6 +372,14 @@ static int children(const char *dir, char ***names, size_t *count)
 		if (!(v[n] = strdup(e->d_name)))
 			goto fail;
 		n++;
+		errno = 0;
+	}
+	if (errno && !gone(errno)) {
+		int err = errno;
+
+		names_free(v, n);
+		closedir(d);
+		return -err;
 	}
 	closedir(d);
 	*names = v;
@@ -225,10 +391,10 @@ fail:
 	return -ENOMEM;
 }
 
-static bool xattr_on(const char *dir, const char *name)
+static bool xattr_on(int dfd, const char *name)
 {
 	char v[16];
-	ssize_t n = getxattr(dir, name, v, sizeof(v) - 1);
+	ssize_t n = fgetxattr(dfd, name, v, sizeof(v) - 1);
 
 	if (n < 0)
 		return errno == ERANGE;	/* there, and long */
@@ -237,38 +403,60 @@ static bool xattr_on(const char *dir, const char *name)
 	return strcmp(v, "0") && strcasecmp(v, "no") && strcasecmp(v, "false") && strcasecmp(v, "off");
 }
 
+/* An Avoid= or Omit= glob that matched where a delegatee chose the names. */
+static void glob_ignored(struct walk *w, enum pref p, const char *glob, const struct trust *t)
+{
+	if (w->nignored++ >= SHOWN)
+		return;
+	if (!w->ignored && !(w->ignored = open_memstream(&w->ignored_text, &w->ignored_size)))
+		return;
+	fprintf(w->ignored, "%s%s=%s on %s (%.*s: uid %u)", w->nignored > 1 ? ", " : "", prefs[p].key, glob,
+		w->sub, (int)t->len, w->sub, (unsigned)t->uid);
+}
+
 /* The rule's globs and the directory's xattrs: *pref and *reason become
- * the strongest; a new reason is malloc'ed into *own. */
-static void preference(struct walk *w, const char *dir, const char *sub, enum pref *pref,
-		       const char **reason, char **own)
+ * the strongest; a new reason is malloc'ed into *own. *t: the trust of
+ * the parent, made that of this cgroup. */
+static void preference(struct walk *w, int dfd, enum pref *pref, const char **reason, char **own,
+		       struct trust *t)
 {
 	const struct rule *r = w->c->rule;
 	const struct globs *globs[PREF_N] = { NULL, &r->prefer, &r->avoid, &r->omit };
 	struct stat st;
 	bool owner_ok, stated;
 
+	stated = fstat(dfd, &st) == 0;
+	owner_ok = stated && (st.st_uid == 0 || st.st_uid == w->owner);
+	if (t->ok && !owner_ok)
+		*t = (struct trust){ .ok = false, .len = w->sublen, .uid = stated ? st.st_uid : (uid_t)-1 };
 	for (int p = PREF_PREFER; p < PREF_N; p++)
-		for (size_t i = 0; i < globs[p]->n && (int)*pref < p; i++)
-			if (fnmatch(globs[p]->v[i], sub, FNM_PATHNAME) == 0) {
-				free(*own);
-				if (asprintf(own, "%s=%s", prefs[p].key, globs[p]->v[i]) < 0)
-					*own = NULL;
-				*pref = (enum pref)p;
-				*reason = *own;
+		for (size_t i = 0; i < globs[p]->n && (int)*pref < p; i++) {
+			if (fnmatch(globs[p]->v[i], w->sub, FNM_PATHNAME) != 0)
+				continue;
+			if (p != PREF_PREFER && !t->ok) {
+				glob_ignored(w, (enum pref)p, globs[p]->v[i], t);
+				continue;
 			}
+			free(*own);
+			if (asprintf(own, "%s=%s", prefs[p].key, globs[p]->v[i]) < 0)
+				*own = NULL;
+			*pref = (enum pref)p;
+			*reason = *own;
+		}
 	if (!r->victim_xattrs)
 		return;
-	stated = stat(dir, &st) == 0;
-	owner_ok = stated && (st.st_uid == 0 || st.st_uid == w->owner);
 	for (int p = PREF_PREFER; p < PREF_N; p++) {
-		if (!xattr_on(dir, prefs[p].xattr))
+		if (!xattr_on(dfd, prefs[p].xattr))
 			continue;
 		if (!owner_ok) {
-			if (stated)
+			char *dir = stated ? walk_path(w) : NULL;
+
+			if (dir)
 				log_msg(LOG_PRI_NOTICE,
 					"rule %s: %s: %s ignored: the cgroup belongs to uid %u, neither root nor the owner of the watched %s/%s (uid %u)",
 					r->name, dir, prefs[p].xattr, (unsigned)st.st_uid, D.v2, w->c->rel,
 					(unsigned)w->owner);
+			free(dir);
 			continue;
 		}
 		if ((int)*pref >= p)
@@ -280,209 +468,96 @@ static void preference(struct walk *w, const char *dir, const char *sub, enum pr
 	}
 }
 
-static int add(struct walk *w, const char *sub, enum pref pref, const char *reason, const char *reason_at)
-{
-	struct cand *k;
-	size_t cl = strlen(w->c->rel);
-
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? 2 * w->cap : 16;
-		struct cand *grown = realloc(w->v, cap * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		w->v = grown;
-		w->cap = cap;
-	}
-	k = &w->v[w->n];
-	*k = (struct cand){ .pref = pref };
-	if (*sub ? asprintf(&k->rel, "%s/%s", w->c->rel, sub) < 0 : !(k->rel = strdup(w->c->rel)))
-		return -ENOMEM;
-	k->sub = k->rel + cl + (*sub ? 1 : 0);
-	if (reason && ((strcmp(reason_at, sub) ? asprintf(&k->reason, "%s on %s", reason, reason_at)
-					       : asprintf(&k->reason, "%s", reason)) < 0)) {
-		free(k->rel);
-		return -ENOMEM;
-	}
-	w->n++;
-	return 0;
-}
-
-/* The cgroup sub (relative to c, "" for c) and below it: 1 if populated
- * (its candidates added), 0 if empty or gone, -errno. */
-static int walk(struct walk *w, const char *sub, unsigned depth, enum pref pref, const char *reason,
-		const char *reason_at)
-{
-	char dir[PATH_MAX], *own = NULL, **kids = NULL;
-	size_t nkids = 0;
-	bool any = false;
-	int ret;
-
-	if ((size_t)snprintf(dir, sizeof(dir), "%s/%s%s%s", D.v2, w->c->rel, *sub ? "/" : "", sub) >=
-	    sizeof(dir))
-		return -ENAMETOOLONG;
-	ret = populated(dir);
-	if (ret < 0)
-		log_msg(LOG_PRI_ERR, "rule %s: %s: cannot read cgroup.events: %s", w->c->rule->name, dir,
-			strerror(-ret));
-	if (ret <= 0)
-		return ret;
-	if (depth > MAX_DEPTH) {
-		log_msg(LOG_PRI_INFO, "rule %s: %s: more than %d levels below the watched cgroup: not a candidate",
-			w->c->rule->name, dir, MAX_DEPTH);
-		return 1;
-	}
-	if (*sub && w->prefs) {
-		enum pref before = pref;
-
-		preference(w, dir, sub, &pref, &reason, &own);
-		if (pref != before)
-			reason_at = sub;
-	}
-	if (pref == PREF_OMIT || whole(dir))
-		goto candidate;
-	/* an error below leaves no candidate: this cgroup would take along
-	 * what could not be seen (omitted ones too) */
-	ret = children(dir, &kids, &nkids);
-	if (ret < 0)
-		log_msg(LOG_PRI_ERR, "rule %s: %s: cannot list its cgroups: %s", w->c->rule->name, dir,
-			strerror(-ret));
-	for (size_t i = 0; i < nkids && ret == 0; i++) {
-		char s[PATH_MAX];
-		int r = -ENAMETOOLONG;
-
-		if ((size_t)snprintf(s, sizeof(s), "%s%s%s", sub, *sub ? "/" : "", kids[i]) < sizeof(s))
-			r = walk(w, s, depth + 1, pref, reason, reason_at);
-		if (r < 0)
-			ret = r;
-		any |= r > 0;
-	}
-	names_free(kids, nkids);
-	if (ret == 0)
-		ret = 1;
-	if (any || ret < 0)
-		goto out;
-candidate:
-	if (add(w, sub, pref, reason, reason_at) < 0)
-		ret = -ENOMEM;
-out:
-	free(own);
-	return ret;
-}
-
-static void walk_free(struct walk *w)
-{
-	for (size_t i = 0; i < w->n; i++) {
-		free(w->v[i].rel);
-		free(w->v[i].reason);
-	}
-	free(w->v);
-}
-
-/* The candidates of c, in the order found. */
-static int collect(struct walk *w, struct cg *c, bool with_prefs)
-{
-	char dir[PATH_MAX];
-	struct stat st;
-	int r;
-
-	*w = (struct walk){ .c = c, .prefs = with_prefs };
-	if (cg_path(dir, sizeof(dir), c->rel) < 0)
-		return -ENAMETOOLONG;
-	if (stat(dir, &st) < 0)
-		return -errno;
-	w->owner = st.st_uid;
-	r = walk(w, "", 0, PREF_NONE, NULL, "");
-	if (r < 0)
-		walk_free(w);
-	return r < 0 ? r : 0;
-}
-
 /* ---- figures ---- */
 
 /* memory.current (v2) or memory.usage_in_bytes (v1 counterpart); *low:
  * memory.low (v2 only, else 0). */
-static bool memory_of(const char *rel, uint64_t *cur, uint64_t *low)
+static bool memory_of(int dfd, const char *rel, uint64_t *cur, uint64_t *low)
 {
-	char dir[PATH_MAX], *v1;
 	struct cg like = { .rel = (char *)rel };
+	char *v1;
 	bool ok;
 
 	*low = 0;
 	*cur = 0;
-	if (cg_path(dir, sizeof(dir), rel) < 0)
-		return false;
-	if (read_u64(dir, "memory.current", cur)) {
-		if (!read_u64(dir, "memory.low", low))
+	if (read_u64(dfd, "memory.current", cur)) {
+		if (!read_u64(dfd, "memory.low", low))
 			*low = 0;
 		return true;
 	}
 	v1 = v1_counterpart(&like, D.v1_memory, "memory");
-	ok = v1 && read_u64(v1, "memory.usage_in_bytes", cur);
+	ok = v1 && read_u64_path(v1, "memory.usage_in_bytes", cur);
 	free(v1);
 	return ok;
 }
 
-static uint64_t swap_of(const char *rel)
+static bool swap_of(int dfd, const char *rel, uint64_t *v)
 {
-	char dir[PATH_MAX], *v1;
 	struct cg like = { .rel = (char *)rel };
-	uint64_t v = 0, usage = 0;
+	uint64_t usage = 0;
+	char *v1;
+	bool ok;
 
-	if (cg_path(dir, sizeof(dir), rel) < 0)
-		return 0;
-	if (read_u64(dir, "memory.swap.current", &v))
-		return v;
+	if (read_u64(dfd, "memory.swap.current", v))
+		return true;
 	v1 = v1_counterpart(&like, D.v1_memory, "memory");
-	if (!v1 || !read_u64(v1, "memory.memsw.usage_in_bytes", &v) ||
-	    !read_u64(v1, "memory.usage_in_bytes", &usage) || v < usage)
-		v = usage = 0;
+	ok = v1 && read_u64_path(v1, "memory.memsw.usage_in_bytes", v) &&
+	     read_u64_path(v1, "memory.usage_in_bytes", &usage);
 	free(v1);
-	return v - usage;
+	*v = ok && *v >= usage ? *v - usage : 0;
+	return ok;
 }
 
 /* avg10 of memory.pressure, in hundredths of a percent. */
-static int64_t pressure_of(const char *rel, bool full)
+static bool pressure_of(int dfd, bool full, int64_t *v)
 {
-	char dir[PATH_MAX], buf[512], *p;
+	char buf[512], *p;
 	const char *kind = full ? "full " : "some ";
 	unsigned long whole = 0, frac = 0;
 
-	if (cg_path(dir, sizeof(dir), rel) < 0 || slurp(dir, "memory.pressure", buf, sizeof(buf)) <= 0)
-		return 0;
+	*v = 0;
+	if (slurp(dfd, "memory.pressure", buf, sizeof(buf)) <= 0)
+		return false;
 	for (p = buf; p && strncmp(p, kind, 5); p = strchr(p, '\n'), p = p ? p + 1 : NULL)
 		;
 	if (!p || !(p = strstr(p, "avg10=")) || sscanf(p, "avg10=%lu.%2lu", &whole, &frac) < 1)
-		return 0;
-	return (int64_t)(whole * 100 + frac);
+		return false;
+	*v = (int64_t)(whole * 100 + frac);
+	return true;
 }
 
-/* The processes of the subtree at dir. */
-static int64_t processes_of(const char *dir, unsigned depth)
+/* The processes of the subtree at dfd, added to *n: false if some part
+ * could not be read (a part gone is empty). */
+static bool processes_of(int dfd, unsigned depth, int64_t *n)
 {
-	char path[PATH_MAX], buf[8192], **kids;
-	int64_t n = 0;
+	char buf[8192], **kids;
 	size_t nkids;
 	ssize_t got;
-	int fd;
+	bool ok = true;
+	int fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= sizeof(path))
-		return 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		while ((got = read(fd, buf, sizeof(buf))) > 0 || (got < 0 && errno == EINTR))
-			for (ssize_t i = 0; i < got; i++)
-				n += buf[i] == '\n';
-		close(fd);
+	if (fd < 0)
+		return gone(errno);
+	while ((got = read(fd, buf, sizeof(buf))) > 0 || (got < 0 && errno == EINTR))
+		for (ssize_t i = 0; i < got; i++)
+			*n += buf[i] == '\n';
+	if (got < 0 && !gone(errno))
+		ok = false;
+	close(fd);
+	if (children(dfd, &kids, &nkids) < 0)
+		return false;
+	for (size_t i = 0; i < nkids && ok; i++) {
+		int kfd = openat(dfd, kids[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (kfd < 0) {
+			ok = gone(errno);
+			continue;
+		}
+		ok = depth < COUNT_DEPTH ? processes_of(kfd, depth + 1, n) : populated(kfd) == 0;
+		close(kfd);
 	}
-	if (depth >= MAX_DEPTH)
-		return n;
-	children(dir, &kids, &nkids);
-	for (size_t i = 0; i < nkids; i++)
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, kids[i]) < sizeof(path))
-			n += processes_of(path, depth + 1);
 	names_free(kids, nkids);
-	return n;
+	return ok;
 }
 
 static int base_cmp(const void *a, const void *b)
@@ -505,33 +580,234 @@ static int64_t growth_of(const struct cg *c, const char *rel, uint64_t now_bytes
 	return ((int64_t)now_bytes - (int64_t)(e ? e->memory : 0)) * 1000 / (int64_t)elapsed;
 }
 
-static void figure(struct cg *c, struct cand *k)
+/* The figures of k, the cgroup at dfd; k->unknown if its figure cannot
+ * be read. */
+static void measure(const struct walk *w, int dfd, struct cand *k)
 {
-	char dir[PATH_MAX];
-	uint64_t cur, low;
+	struct cg *c = w->c;
+	uint64_t low, swap = 0;
+	int64_t n = 0;
+	bool ok = false;
 
-	memory_of(k->rel, &cur, &low);
-	k->memory = cur > low ? cur - low : 0;
+	k->cur_ok = memory_of(dfd, k->rel, &k->cur, &low);
+	k->memory = k->cur_ok && k->cur > low ? k->cur - low : 0;
 	switch (c->rule->victim) {
 	case VICTIM_MEMORY:
 		k->figure = (int64_t)k->memory;
 		k->memory = 0;	/* no next key: the path decides a tie */
+		ok = k->cur_ok;
 		break;
 	case VICTIM_GROWTH:
-		k->figure = growth_of(c, k->rel, cur);
+		k->figure = w->prefs ? growth_of(c, k->rel, k->cur) : 0;
+		ok = k->cur_ok;
 		break;
 	case VICTIM_PRESSURE:
-		k->figure = pressure_of(k->rel, c->rule->pressure_full);
+		ok = pressure_of(dfd, c->rule->pressure_full, &k->figure);
 		break;
 	case VICTIM_PROCESSES:
-		k->figure = cg_path(dir, sizeof(dir), k->rel) < 0 ? 0 : processes_of(dir, 0);
+		ok = processes_of(dfd, 0, &n);
+		k->figure = n;
 		break;
 	case VICTIM_SWAP:
-		k->figure = (int64_t)swap_of(k->rel);
+		ok = swap_of(dfd, k->rel, &swap);
+		k->figure = (int64_t)swap;
 		break;
 	case VICTIM_SELF:
+		ok = true;
 		break;
 	}
+	k->unknown = !ok;
+	if (!ok)
+		k->figure = 0;
+}
+
+/* ---- the walk ---- */
+
+static void cand_free(struct cand *k)
+{
+	free(k->rel);
+	free(k->reason);
+}
+
+/* Drop the candidates from start on: an ancestor takes them. */
+static void drop(struct walk *w, size_t start)
+{
+	while (w->n > start)
+		cand_free(&w->v[--w->n]);
+}
+
+/* The cgroup being walked as a candidate, measured at dfd (-1: it cannot
+ * be read, its figure unknown). */
+static int add(struct walk *w, int dfd, enum pref pref, const char *reason, const char *reason_at,
+	       const char *whole)
+{
+	struct cand *k;
+	size_t cl = strlen(w->c->rel);
+
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 16;
+		struct cand *grown = realloc(w->v, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		w->v = grown;
+		w->cap = cap;
+	}
+	k = &w->v[w->n];
+	*k = (struct cand){ .pref = pref, .whole = whole };
+	if (w->sublen ? asprintf(&k->rel, "%s/%s", w->c->rel, w->sub) < 0 : !(k->rel = strdup(w->c->rel)))
+		return -ENOMEM;
+	k->sub = k->rel + cl + (w->sublen ? 1 : 0);
+	if (reason && ((strcmp(reason_at, k->sub) ? asprintf(&k->reason, "%s on %s", reason, reason_at)
+						  : asprintf(&k->reason, "%s", reason)) < 0)) {
+		free(k->rel);
+		return -ENOMEM;
+	}
+	if (pref != PREF_OMIT) {
+		if (dfd >= 0)
+			measure(w, dfd, k);
+		else
+			k->unknown = true;
+	}
+	w->n++;
+	return 0;
+}
+
+/* The cgroup name (below pfd; for c, its path) and below it, depth below
+ * c: 1 if populated (its candidates added), UP if populated but its path
+ * is too long (its parent must take it), 0 if empty or gone, -errno (for
+ * c only, or out of memory). */
+static int walk(struct walk *w, int pfd, const char *name, unsigned depth, enum pref pref,
+		const char *reason, const char *reason_at, struct trust t)
+{
+	size_t keep = w->sublen, start = w->n;
+	char *own = NULL, *at = NULL, **kids = NULL, *dir;
+	const char *why = NULL;
+	size_t nkids = 0;
+	bool any = false, up = false;
+	int fd, ret, err;
+
+	if (depth && sub_push(w, name) < 0)
+		return -ENOMEM;
+	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ret = fd < 0 ? -errno : populated(fd);
+	if (ret < 0 && gone(-ret))
+		ret = 0;
+	if (ret < 0) {
+		err = -ret;
+		dir = walk_path(w);
+		log_msg(LOG_PRI_ERR, "rule %s: %s: cannot read cgroup.events: %s", w->c->rule->name,
+			dir ? dir : w->sub, strerror(err));
+		free(dir);
+		if (!depth)
+			goto out;
+		/* a candidate of unknown figure, or its parent whole */
+		ret = too_long(w) ? UP : add(w, -1, pref, reason, reason_at, "it cannot be read") < 0 ? -ENOMEM : 1;
+		goto out;
+	}
+	if (ret == 0)
+		goto out;
+	if (depth && too_long(w)) {
+		ret = UP;
+		goto out;
+	}
+	if (depth && w->prefs) {
+		enum pref before = pref;
+
+		preference(w, fd, &pref, &reason, &own, &t);
+		if (pref != before) {
+			reason_at = at = strdup(w->sub);
+			if (!at) {
+				ret = -ENOMEM;
+				goto out;
+			}
+		}
+	}
+	if (pref == PREF_OMIT)
+		goto candidate;
+	why = kernel_whole(fd);
+	if (!why && depth >= MAX_DEPTH)
+		why = "more than 64 levels below the watched cgroup";
+	if (!why && (err = -children(fd, &kids, &nkids)) > 0) {
+		dir = walk_path(w);
+		log_msg(LOG_PRI_ERR, "rule %s: %s: cannot list its cgroups: %s", w->c->rule->name,
+			dir ? dir : w->sub, strerror(err));
+		free(dir);
+		why = "its child cgroups cannot be listed";
+	}
+	if (!why && nkids && own_processes(fd) != 0)
+		why = "processes of its own beside child cgroups";
+	if (!why && nkids && !children_show(w, fd))
+		why = "memory is not in its cgroup.subtree_control";
+	for (size_t i = 0; !why && i < nkids; i++) {
+		int r = walk(w, fd, kids[i], depth + 1, pref, reason, reason_at, t);
+
+		if (r < 0) {
+			ret = r;
+			goto out;
+		}
+		up |= r == UP;
+		any |= r > 0;
+	}
+	if (why || !any)
+		goto candidate;
+	if (up) {
+		why = "a cgroup below it has a path too long to name";
+	} else if (depth) {
+		for (size_t i = start; i < w->n && !why; i++)
+			if (w->v[i].unknown)
+				why = "a figure below it cannot be read";
+	}
+	if (!why) {
+		ret = 1;
+		goto out;
+	}
+	drop(w, start);
+candidate:
+	ret = add(w, fd, pref, reason, reason_at, why) < 0 ? -ENOMEM : 1;
+out:
+	if (fd >= 0)
+		close(fd);
+	names_free(kids, nkids);
+	free(own);
+	free(at);
+	sub_pop(w, keep);
+	return ret;
+}
+
+static void walk_free(struct walk *w)
+{
+	for (size_t i = 0; i < w->n; i++)
+		cand_free(&w->v[i]);
+	free(w->v);
+	free(w->sub);
+	if (w->ignored)
+		fclose(w->ignored);
+	free(w->ignored_text);
+	w->v = NULL;
+	w->sub = NULL;
+	w->ignored = NULL;
+	w->ignored_text = NULL;
+}
+
+/* The candidates of c, in the order found, measured. */
+static int collect(struct walk *w, struct cg *c, bool with_prefs)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	int r;
+
+	*w = (struct walk){ .c = c, .prefs = with_prefs };
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/%s", D.v2, c->rel) >= sizeof(dir))
+		return -ENAMETOOLONG;
+	if (stat(dir, &st) < 0)
+		return -errno;
+	w->owner = st.st_uid;
+	w->base = strlen(dir);
+	r = walk(w, AT_FDCWD, dir, 0, PREF_NONE, NULL, "", (struct trust){ .ok = true });
+	if (r < 0)
+		walk_free(w);
+	return r < 0 ? r : 0;
 }
 
 static int cand_cmp(const void *a, const void *b)
@@ -540,6 +816,8 @@ static int cand_cmp(const void *a, const void *b)
 
 	if (group_order(x->pref) != group_order(y->pref))
 		return group_order(x->pref) < group_order(y->pref) ? -1 : 1;
+	if (x->unknown != y->unknown)
+		return x->unknown ? -1 : 1;
 	if (x->figure != y->figure)
 		return x->figure > y->figure ? -1 : 1;
 	if (x->memory != y->memory)
@@ -563,8 +841,21 @@ static void bytes_text(FILE *f, double v)
 	fprintf(f, u ? "%.1f %s" : "%.0f %s", v, units[u]);
 }
 
+static const char *const figure_names[] = {
+	[VICTIM_SELF] = "", [VICTIM_MEMORY] = "memory", [VICTIM_GROWTH] = "growth",
+	[VICTIM_PRESSURE] = "pressure", [VICTIM_PROCESSES] = "processes", [VICTIM_SWAP] = "swap",
+};
+
 static void figure_text(FILE *f, enum victim v, const struct cand *k)
 {
+	if (k->unknown) {
+		fprintf(f, "%s unknown", figure_names[v]);
+		if (v != VICTIM_MEMORY && k->cur_ok) {
+			fputs(", memory ", f);
+			bytes_text(f, (double)k->memory);
+		}
+		goto whole;
+	}
 	switch (v) {
 	case VICTIM_MEMORY:
 		fputs("memory ", f);
@@ -595,6 +886,9 @@ static void figure_text(FILE *f, enum victim v, const struct cand *k)
 		fputs(", memory ", f);
 		bytes_text(f, (double)k->memory);
 	}
+whole:
+	if (k->whole)
+		fprintf(f, "; whole: %s", k->whole);
 }
 
 static const char *superlative(enum victim v)
@@ -634,6 +928,11 @@ static void why_text(FILE *f, struct cg *c, const struct cand *v, size_t n)
 	fputs("): ", f);
 	if (n == 1)
 		fputs("the only candidate", f);
+	else if (top->unknown)
+		fprintf(f, "its %s cannot be read, which ranks first (fail closed)%s, among %zu candidates",
+			figure_names[vk], top->pref == PREF_PREFER ? " among the preferred"
+					  : top->pref == PREF_AVOID ? " among the avoided, all avoided" : "",
+			n);
 	else if (top->pref == PREF_PREFER && same == 1)
 		fprintf(f, "preferred (%s), the only one among %zu candidates", top->reason, n);
 	else if (top->pref == PREF_PREFER)
@@ -647,7 +946,7 @@ static void why_text(FILE *f, struct cg *c, const struct cand *v, size_t n)
 		fprintf(f, "the %s of %zu not avoided among %zu candidates", superlative(vk), same, n);
 	else
 		fprintf(f, "the %s of %zu candidates", superlative(vk), n);
-	if (n > 1 && v[1].pref == top->pref && v[1].figure == top->figure)
+	if (n > 1 && v[1].pref == top->pref && v[1].unknown == top->unknown && v[1].figure == top->figure)
 		fprintf(f, ", tied with %s, first by %s", shown(&v[1]),
 			v[1].memory != top->memory ? "memory" : "path");
 	for (size_t i = 1; i < n && i < SHOWN; i++) {
@@ -686,7 +985,9 @@ static void json_cands(FILE *f, struct cg *c, const struct cand *v, size_t n)
 		snprintf(path, sizeof(path), "%s/%s", D.v2, v[i].rel);
 		fputs(i ? ", {\"cgroup\": " : "{\"cgroup\": ", f);
 		json_str(f, path);
-		if (vk == VICTIM_PRESSURE)
+		if (v[i].unknown)
+			fputs(", \"figure\": null", f);
+		else if (vk == VICTIM_PRESSURE)
 			fprintf(f, ", \"figure\": %lld.%02lld", (long long)(v[i].figure / 100),
 				(long long)(v[i].figure % 100));
 		else
@@ -695,6 +996,11 @@ static void json_cands(FILE *f, struct cg *c, const struct cand *v, size_t n)
 			units[vk], (unsigned long long)memory, prefs[v[i].pref].group);
 		if (v[i].reason)
 			json_str(f, v[i].reason);
+		else
+			fputs("null", f);
+		fputs(", \"whole\": ", f);
+		if (v[i].whole)
+			json_str(f, v[i].whole);
 		else
 			fputs("null", f);
 		fputc('}', f);
@@ -716,9 +1022,11 @@ int victim_rank(struct cg *c, char ***rels, char **why, char **json)
 	r = collect(&w, c, true);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < w.n; i++)
-		if (w.v[i].pref != PREF_OMIT)
-			figure(c, &w.v[i]);
+	if (w.nignored && w.ignored && fflush(w.ignored) == 0)
+		log_msg(LOG_PRI_NOTICE,
+			"rule %s: %s/%s: %u Avoid=/Omit= match(es) ignored where a directory on the way belongs to neither root nor the owner of the watched cgroup (uid %u): %s%s",
+			c->rule->name, D.v2, c->rel, w.nignored, (unsigned)w.owner, w.ignored_text,
+			w.nignored > SHOWN ? " and more" : "");
 	qsort(w.v, w.n, sizeof(*w.v), cand_cmp);	/* the omitted last, by path */
 	while (n < w.n && w.v[n].pref != PREF_OMIT)
 		n++;
@@ -795,14 +1103,14 @@ void victim_episode_start(struct cg *c)
 		return;
 	}
 	b->t = now_ms();
+	/* a candidate whose memory cannot be read grows from 0 */
 	for (size_t i = 0; i < w.n; i++) {
-		uint64_t low;
-
-		memory_of(w.v[i].rel, &b->v[i].memory, &low);
-		b->v[i].rel = w.v[i].rel;
+		if (!w.v[i].cur_ok)
+			continue;
+		b->v[b->n].memory = w.v[i].cur;
+		b->v[b->n++].rel = w.v[i].rel;
 		w.v[i].rel = NULL;
 	}
-	b->n = w.n;
 	qsort(b->v, b->n, sizeof(*b->v), base_cmp);
 	c->vbase = b;
 	walk_free(&w);

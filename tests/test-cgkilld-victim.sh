@@ -13,6 +13,8 @@
 # (box/other) and in the parent (box, where the layout allows it) must
 # live, and so must the children not chosen. Last, memory-growth under a
 # cpu-pressure rule, and memory.oom.group where the v2 memory controller is.
+# What users below the watched cgroup can arrange against the choice is in
+# test-cgkilld-victim-adversary.sh.
 cd "${0%/*}/.." || exit 1
 . tests/cgkilld-lib.sh
 
@@ -211,8 +213,9 @@ assert [(x["cgroup"][-1], x["figure"], x["unit"]) for x in k] == [("b", 4, "proc
 assert k[0]["memory"] >= 100 << 20, k' "$events"
 ok $? "the JSON event has the process counts"
 
-# 7. a preference covers the subtree below; processes beside child
-#    cgroups are in no candidate: box/jobs/deep holds one itself, and
+# 7. a preference covers the subtree below; a cgroup with processes of
+#    its own beside populated child cgroups is one candidate, whole (its
+#    processes would be in none): box/jobs/deep holds one itself, and
 #    box/jobs/deep/x five
 mkdir "$v2/$box/jobs/deep" "$v2/$box/jobs/deep/x" || bail_out "cannot create box/jobs/deep/x"
 run_in jobs/deep sleep 3600 || bail_out "no sleeper in box/jobs/deep"
@@ -226,19 +229,21 @@ case_run subtree Victim=processes 'Avoid=deep'
 killed c "Victim=processes, Avoid=deep"
 python3 -c 'import json, sys
 k = json.loads(open(sys.argv[1]).readline())["candidates"]
-assert [(x["cgroup"][len(sys.argv[2]) + 1:], x["figure"], x["group"], x["reason"]) for x in k] == \
-    [("c", 2, "normal", None), ("b", 1, "normal", None), ("a", 1, "normal", None),
-     ("deep/x", 5, "avoid", "Avoid=deep on deep")], k' "$events" "$v2/$box/jobs"
-ok $? "Avoid=deep puts box/jobs/deep/x last; box/jobs/deep itself is no candidate; b before a (a tie: memory)" || diag "$(head -c 2000 "$events")"
+assert [(x["cgroup"][len(sys.argv[2]) + 1:], x["figure"], x["group"], x["reason"], x["whole"]) for x in k] == \
+    [("c", 2, "normal", None, None), ("b", 1, "normal", None, None), ("a", 1, "normal", None, None),
+     ("deep", 6, "avoid", "Avoid=deep", "processes of its own beside child cgroups")], k' "$events" "$v2/$box/jobs"
+ok $? "Avoid=deep puts box/jobs/deep last, one candidate of 6 processes (its own and deep/x's); b before a (a tie: memory)" || diag "$(head -c 2000 "$events")"
 case_run subtree2 Victim=processes
-[ "$victim" = deep/x ] && wait_for 30 "box/jobs/deep/x empty" empty jobs/deep/x
-ok $? "without it, box/jobs/deep/x (5 processes) is the victim" || diag "victim '$victim'" "$(grep victim "$kd_log")"
+[ "$victim" = deep ] && wait_for 30 "box/jobs/deep empty" empty jobs/deep
+ok $? "without it, box/jobs/deep (6 processes) is the victim, whole" || diag "victim '$victim'" "$(grep victim "$kd_log")"
+log_has '^<5>rule subtree2: .*/jobs: victim deep \(6 process\(es\), memory [^;]*; whole: processes of its own beside child cgroups\): the most processes of 4 candidates'
+ok $? "the log says why it was taken whole" || diag "$(grep victim "$kd_log")"
 dead=0
-for p in "${deep[@]}"; do
+for p in "${deep[@]}" "$inner"; do
 	alive "$p" || dead=$((dead + 1))
 done
-[ $dead -eq 5 ] && alive "$inner"
-ok $? "its five processes died; the one in box/jobs/deep beside it lives"
+[ $dead -eq 6 ]
+ok $? "its six processes died, the one beside box/jobs/deep/x too"
 survivors ""
 ok $? "and a, b, c, the bomb and the sentinels live"
 
