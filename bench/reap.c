@@ -3,7 +3,7 @@
  * Memory back after a kill, with and without process_mrelease (issue 18):
  * `make -C bench reap` (as root; `make` first).
  *
- *	reap --cgkill CGKILL --floor FLOOR [-n TRIALS] [-s MIB,MIB,...]
+ *	reap --cgkill CGKILL --floor FLOOR [-n TRIALS] [-s MIB,MIB,...] [--busy HOGS]
  *
  * For each size (default 256, 1024 and 4096 MiB), TRIALS times (default
  * 15), a victim touches that much anonymous memory in a v1 memory cgroup
@@ -26,8 +26,20 @@
  *
  * Prints a markdown section: medians, 90th percentiles and worst of each,
  * and the ratio of cgkill without the reap to cgkill with it.
+ *
+ * --busy HOGS: the busy machine. Throughout each trial (all four
+ * contenders), HOGS processes (make -C bench reap BUSY=1: 4, two a CPU on
+ * this 2-CPU machine) spin on the CPU at nice 0, SCHED_OTHER, each in a v2
+ * sandbox cgroup of their own (<v2>/cgkill-bench-reap.<pid>.busy, apart
+ * from the target); started before the trial's first victim, killed at its
+ * end through that cgroup's cgroup.kill only (then waited for, and the
+ * cgroup emptied). They die with this program too (PR_SET_PDEATHSIG) and
+ * stop by themselves after 10 minutes. Each sample also records the
+ * machine's CPU use (/proc/stat) and the hogs' (their cgroup's cpu.stat)
+ * from the start of the command until the memory was back.
  */
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -36,6 +48,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -49,14 +63,19 @@
 #define DEADLINE_MS 60000
 #define MAX_TRIALS 100
 #define MAX_SIZES 8
+#define MAX_HOGS 16
+#define HOG_LIFE_S 600		/* a hog stops by itself after this */
 
 enum { C_REAP, C_NOREAP, C_FLOOR, C_FLOOR_M, N_CONTENDERS };
 static const char *const names[N_CONTENDERS] = {
 	"cgkill --reap", "cgkill", "floor (cgroup.kill)", "floor -m (cgroup.kill + mrelease)",
 };
 
-static char v2[4096], mem[4096], target[4096];
+static char v2[4096], mem[4096], target[4096], busy[4096];
 static const char *usage_file, *limit_file;
+static int n_hogs;			/* --busy */
+static pid_t hogs[MAX_HOGS];
+static int n_cpus = 1;
 
 static uint64_t now_us(void)
 {
@@ -164,6 +183,11 @@ static void setup(void)
 	snprintf(target, sizeof(target), "%s/T", v2);
 	if (mkdir(v2, 0755) < 0 || mkdir(target, 0755) < 0)
 		die(v2);
+	if (n_hogs) {
+		snprintf(busy, sizeof(busy), "%s/cgkill-bench-reap.%d.busy", v2mnt, (int)getpid());
+		if (mkdir(busy, 0755) < 0)
+			die(busy);
+	}
 	if (*memmnt) {
 		snprintf(mem, sizeof(mem), "%s/cgkill-bench-reap.%d", memmnt, (int)getpid());
 		usage_file = "memory.usage_in_bytes";
@@ -181,13 +205,140 @@ static void setup(void)
 	}
 }
 
+/* The hogs die through their cgroup only: cgroup.kill, then our children
+ * among them are waited for (never signalled by pid) and the cgroup must
+ * empty. */
+static void busy_stop(void)
+{
+	if (!*busy)
+		return;
+	put(busy, "cgroup.kill", "1");
+	for (int i = 0; i < n_hogs; i++)
+		if (hogs[i] > 0) {
+			waitpid(hogs[i], NULL, 0);
+			hogs[i] = 0;
+		}
+	for (int i = 0; i < 500; i++) {
+		char p[4200], buf[256];
+		int fd;
+		ssize_t n;
+
+		snprintf(p, sizeof(p), "%s/cgroup.events", busy);
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		if (n <= 0 || strstr(buf, "populated 0"))
+			break;
+		usleep(10000);
+	}
+}
+
+/* n_hogs spinning children, each in the busy cgroup before it spins: nice
+ * 0, SCHED_OTHER (set, not only inherited). Returns once all are in. */
+static void busy_start(void)
+{
+	pid_t parent = getpid();
+
+	for (int i = 0; i < n_hogs; i++) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			struct sched_param sp = { 0 };
+			volatile unsigned long x = 0;
+			time_t end = time(NULL) + HOG_LIFE_S;
+
+			if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent ||
+			    put(busy, "cgroup.procs", "0") < 0 ||
+			    sched_setscheduler(0, SCHED_OTHER, &sp) < 0 ||
+			    setpriority(PRIO_PROCESS, 0, 0) < 0)
+				_exit(1);
+			for (;;) {
+				for (int k = 0; k < 1 << 24; k++)
+					x++;
+				if (time(NULL) > end)
+					_exit(0);
+			}
+		}
+		if (pid < 0)
+			die("fork (hog)");
+		hogs[i] = pid;
+	}
+	for (int i = 0; i < 1000; i++) {
+		char p[4200], buf[4096];
+		int fd, lines = 0;
+		ssize_t n;
+
+		snprintf(p, sizeof(p), "%s/cgroup.procs", busy);
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		for (ssize_t k = 0; k < n; k++)
+			lines += buf[k] == '\n';
+		if (lines >= n_hogs)
+			return;
+		usleep(1000);
+	}
+	fprintf(stderr, "reap: the hogs did not all enter %s\n", busy);
+	exit(1);
+}
+
 static void cleanup(void)
 {
+	busy_stop();
+	if (*busy)
+		rmdir(busy);
 	put(target, "cgroup.kill", "1");
 	for (int i = 0; i < 100 && (rmdir(target) < 0 && errno == EBUSY); i++)
 		usleep(10000);
 	rmdir(mem);
 	rmdir(v2);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	exit(1);	/* atexit: cleanup() */
+}
+
+/* Busy and total jiffies of all CPUs (the "cpu" line of /proc/stat). */
+static void cpu_jiffies(unsigned long long *busy_j, unsigned long long *total_j)
+{
+	unsigned long long v[10] = { 0 };
+	char buf[512];
+	int fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	sscanf(buf, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+	       &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]);
+	*total_j = 0;
+	for (int i = 0; i < 8; i++)	/* guest and guest_nice are in user */
+		*total_j += v[i];
+	*busy_j = *total_j - v[3] - v[4];
+}
+
+/* usage_usec of the hogs' cgroup (cpu.stat has it without the controller). */
+static unsigned long long busy_usage_us(void)
+{
+	char p[4200], buf[1024], *u;
+	int fd;
+	ssize_t n;
+
+	if (!*busy)
+		return 0;
+	snprintf(p, sizeof(p), "%s/cpu.stat", busy);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	u = strstr(buf, "usage_usec ");
+	return u ? strtoull(u + 11, NULL, 10) : 0;
 }
 
 /* A victim holding mib MiB; its pid once touched. */
@@ -227,15 +378,23 @@ static pid_t victim(unsigned mib)
 
 struct sample {
 	double mem_ms, exit_ms, avail_ms;	/* < 0: not within the deadline */
+	/* from the start until the memory was back: the share of all CPUs
+	 * busy (/proc/stat), and the CPUs' worth the hogs had */
+	double machine_busy, hogs_cpus;
 };
 
 /* Start contender c on the target and time it. */
 static struct sample run(int c, const char *cgkill, const char *floor_, unsigned long long avail0)
 {
-	struct sample s = { -1, -1, -1 };
-	uint64_t t0 = now_us(), t;
+	struct sample s = { -1, -1, -1, -1, -1 };
+	unsigned long long b0, j0, b1, j1, h0 = busy_usage_us();
+	uint64_t t0, t;
 	int status;
-	pid_t pid = fork();
+	pid_t pid;
+
+	cpu_jiffies(&b0, &j0);
+	t0 = now_us();
+	pid = fork();
 
 	if (pid == 0) {
 		const char *argv[5];
@@ -254,8 +413,13 @@ static struct sample run(int c, const char *cgkill, const char *floor_, unsigned
 	if (pid < 0)
 		die("fork");
 	while ((t = now_us()) - t0 < DEADLINE_MS * 1000ull) {
-		if (s.mem_ms < 0 && number(mem, usage_file) < BACK_BYTES)
+		if (s.mem_ms < 0 && number(mem, usage_file) < BACK_BYTES) {
 			s.mem_ms = (double)(t - t0) / 1000;
+			cpu_jiffies(&b1, &j1);
+			s.machine_busy = j1 > j0 ? (double)(b1 - b0) / (double)(j1 - j0) : -1;
+			s.hogs_cpus = *busy && t > t0 ?
+				(double)(busy_usage_us() - h0) / (double)(now_us() - t0) : -1;
+		}
 		if (s.avail_ms < 0 && mem_available() + AVAIL_SLACK >= avail0)
 			s.avail_ms = (double)(t - t0) / 1000;
 		if (s.exit_ms < 0 && waitpid(pid, &status, WNOHANG) == pid) {
@@ -316,6 +480,8 @@ int main(int argc, char **argv)
 			floor_ = argv[++i];
 		else if (!strcmp(argv[i], "-n") && i + 1 < argc)
 			trials = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--busy") && i + 1 < argc)
+			n_hogs = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-s") && i + 1 < argc) {
 			char *s = argv[++i], *tok, *save = NULL;
 
@@ -325,14 +491,19 @@ int main(int argc, char **argv)
 				sizes[n_sizes++] = (unsigned)atoi(tok);
 		} else {
 			fprintf(stderr, "usage: reap --cgkill CGKILL --floor FLOOR [-n TRIALS] "
-					"[-s MIB,...]\n");
+					"[-s MIB,...] [--busy HOGS]\n");
 			return 2;
 		}
 	}
-	if (!cgkill || !floor_ || trials < 1 || trials > MAX_TRIALS) {
-		fprintf(stderr, "reap: --cgkill and --floor are needed; 1 to %d trials\n", MAX_TRIALS);
+	if (!cgkill || !floor_ || trials < 1 || trials > MAX_TRIALS || n_hogs < 0 ||
+	    n_hogs > MAX_HOGS) {
+		fprintf(stderr, "reap: --cgkill and --floor are needed; 1 to %d trials; 0 to %d "
+			"hogs\n", MAX_TRIALS, MAX_HOGS);
 		return 2;
 	}
+	n_cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (n_cpus < 1)
+		n_cpus = 1;
 	for (unsigned i = 0; i < n_sizes; i++)
 		if (sizes[i] < 16 || sizes[i] + LIMIT_EXTRA_MIB > 4608) {
 			fprintf(stderr, "reap: %u MiB: sizes are 16 to 4352 MiB (limit 4.5 GiB)\n",
@@ -341,16 +512,25 @@ int main(int argc, char **argv)
 		}
 	setup();
 	atexit(cleanup);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
 	loadavg(load0, sizeof(load0));
-	printf("## Memory back after a kill: process_mrelease (issue 18)\n\n");
+	printf("## Memory back after a kill: process_mrelease (issue 18)%s\n\n",
+	       n_hogs ? ": busy machine" : "");
 	printf("- %d trials a size; contenders in turn within each trial; memory cgroup %s "
 	       "(%s), limit the size + %d MiB; target %s\n", trials, mem, usage_file,
 	       LIMIT_EXTRA_MIB, target);
+	if (n_hogs)
+		printf("- busy machine: %d CPU hogs (spinning, nice 0, SCHED_OTHER) on %d CPUs "
+		       "throughout each trial, in their own cgroup %s (started before the "
+		       "trial's first victim, killed through its cgroup.kill at its end)\n",
+		       n_hogs, n_cpus, busy);
 	printf("- load average at start: %s\n\n", load0);
 	fflush(stdout);
 
 	for (unsigned z = 0; z < n_sizes; z++) {
-		static double v[3][N_CONTENDERS][MAX_TRIALS];
+		static double v[5][N_CONTENDERS][MAX_TRIALS];
 		char limit[32];
 
 		snprintf(limit, sizeof(limit), "%llu",
@@ -358,6 +538,8 @@ int main(int argc, char **argv)
 		if (put(mem, limit_file, limit) < 0)
 			die(limit_file);
 		for (int t = 0; t < trials; t++) {
+			if (n_hogs)
+				busy_start();
 			for (int c = 0; c < N_CONTENDERS; c++) {
 				/* rotate the order from trial to trial */
 				int k = (c + t) % N_CONTENDERS;
@@ -373,10 +555,15 @@ int main(int argc, char **argv)
 				v[0][k][t] = s.mem_ms;
 				v[1][k][t] = s.exit_ms;
 				v[2][k][t] = s.avail_ms;
+				v[3][k][t] = s.machine_busy * 100;
+				v[4][k][t] = s.hogs_cpus;
 				fprintf(stderr, "reap: %u MiB trial %d %-34s memory %8.1f ms, exit %8.1f ms, "
-					"MemAvailable %8.1f ms\n", sizes[z], t + 1, names[k], s.mem_ms,
-					s.exit_ms, s.avail_ms);
+					"MemAvailable %8.1f ms, CPUs busy %5.1f%%, hogs %.2f CPUs\n",
+					sizes[z], t + 1, names[k], s.mem_ms, s.exit_ms, s.avail_ms,
+					s.machine_busy * 100, s.hogs_cpus);
 			}
+			if (n_hogs)
+				busy_stop();
 		}
 		printf("### %u MiB touched, limit %u MiB\n\n", sizes[z], sizes[z] + LIMIT_EXTRA_MIB);
 		printf("| contender | memory back: median | p90 | worst | command exit: median | "
@@ -403,6 +590,24 @@ int main(int argc, char **argv)
 		       "floor / floor -m: %.2fx.\n\n", BACK_BYTES / MIB,
 		       med[C_REAP] > 0 ? med[C_NOREAP] / med[C_REAP] : 0,
 		       med[C_FLOOR_M] > 0 ? med[C_FLOOR] / med[C_FLOOR_M] : 0);
+		printf("Load from the start of the command until the memory was back (median / "
+		       "lowest / highest over the trials): share of all %d CPUs busy (/proc/stat)%s\n\n",
+		       n_cpus, n_hogs ? "; CPUs' worth the hogs got (their cgroup's cpu.stat)" : "");
+		printf("| contender | CPUs busy %% |%s\n|---|---|%s\n", n_hogs ? " hogs' CPUs |" : "",
+		       n_hogs ? "---|" : "");
+		for (int c = 0; c < N_CONTENDERS; c++) {
+			printf("| %s", names[c]);
+			for (int m = 3; m < 3 + (n_hogs ? 2 : 1); m++) {
+				double md, p9, mx;
+				int missed;
+
+				stats(v[m][c], trials, &md, &p9, &mx, &missed);
+				printf(m == 3 ? " | %.0f / %.0f / %.0f" : " | %.2f / %.2f / %.2f",
+				       md, v[m][c][0], mx);
+			}
+			printf(" |\n");
+		}
+		printf("\n");
 		fflush(stdout);
 	}
 	loadavg(load1, sizeof(load1));
