@@ -42,6 +42,10 @@ enum trig_bits {
 /* PSI resources, in the order of their files and of struct cg's psi[] */
 enum psi_res { PSI_MEMORY = 0, PSI_CPU, PSI_IO, PSI_NRES };
 
+/* The sources of pressure episodes, one episode each in struct cg's ep[]:
+ * the PSI resources (same order), the v1 level, swap */
+enum pressure_src { PSRC_MEMORY = PSI_MEMORY, PSRC_CPU = PSI_CPU, PSRC_IO = PSI_IO, PSRC_LEVEL, PSRC_SWAP, PSRC_N };
+
 /* Victim=: whom a rule acts on. SELF is the matched cgroup; the others
  * choose among its candidates (victim.c), largest figure first. */
 enum victim {
@@ -211,6 +215,15 @@ struct src {
 	struct cg *cg;
 };
 
+/* A pressure episode of one source (trigger-pressure.c) */
+struct episode {
+	uint64_t start;		/* its first event (ms), 0 none */
+	uint64_t last;		/* its last event */
+	unsigned events;	/* events in it */
+	uint64_t pgscan_base;	/* the reclaim counter at its start */
+	bool reclaim_told;	/* "a stall without reclaim" said in it */
+};
+
 #define PIDS_SAMPLES 16
 
 struct cg {
@@ -250,14 +263,9 @@ struct cg {
 	struct src plevel;
 	int plevel_file;	/* memory.pressure_level, kept open while registered */
 	bool plevel_fallback;	/* memory.pressure_level stands in for memory.pressure */
-	uint64_t episode_start;	/* first trigger event of the current episode (ms), 0 none */
-	uint64_t episode_last;	/* last trigger event */
-	unsigned episode_events;	/* trigger events in it */
-	uint64_t plevel_count;	/* v1 level notifications in it (eventfd counts) */
-	uint64_t pgscan_base;	/* at the episode's start */
-	bool reclaim_told;	/* "a stall without reclaim" said in this episode */
+	struct episode ep[PSRC_N];	/* one episode per source (enum pressure_src) */
+	uint64_t plevel_count;	/* v1 level notifications in its episode (eventfd counts) */
 	bool swap_armed;	/* counted by the swap poll */
-	uint64_t swap_since;	/* swap used at or above the rule's share since (ms), 0 not */
 
 	/* victim choice: the figures at the episode's start (victim.c) */
 	struct victim_base *vbase;
@@ -312,6 +320,8 @@ void pids_disarm(struct cg *c);
 bool pressure_arm(struct cg *c, bool quiet);
 void pressure_event(struct cg *c, struct src *s);
 void pressure_disarm(struct cg *c);
+/* For the state dump: one line for each armed pressure source of c. */
+void pressure_dump(const struct cg *c);
 /* The rule's window and limit as the kernel's trigger text
  * ("full 400000 2000000"); 0 or -EINVAL outside the kernel's bounds
  * (why says which), for --check. privileged: CAP_SYS_RESOURCE. */
@@ -332,8 +342,9 @@ void memory_disarm(struct cg *c);
  * 0 if none, or -errno. */
 int victim_rank(struct cg *c, char ***rels, char **why, char **json);
 void victim_free(char **rels, int n);
-/* An episode began on c (first pressure event): remember the figures
- * that growth is measured from. */
+/* A pressure episode began on c while none of its others was under way
+ * (trigger-pressure.c: one per source): remember the figures that growth
+ * is measured from. */
 void victim_episode_start(struct cg *c);
 void victim_forget(struct cg *c);
 

@@ -11,7 +11,9 @@
  * its averaging work, which runs every 2 s (PSI_FREQ): an event comes up to
  * about 2 s after the stall crossed the threshold.
  *
- * Episodes: the first event begins one; an event no later than the gap
+ * Episodes: one per source (each PSI resource, the v1 level, swap) and
+ * watched cgroup, so that a trigger acts on its own events only. The first
+ * event begins one; an event of the same source no later than the gap
  * (below) after the previous one continues it; a longer silence ends it
  * (seen at the next event: no timer runs). The first event attests one
  * window of stall, so the rule acts at the first event at which the
@@ -61,10 +63,20 @@
  * this, and at most a quarter of the window */
 #define JITTER_MS 250
 #define SWAP_POLL_MS 1000
+/* a swap episode ends at the first read under the share, or after a
+ * silence of reads (no swap any more, or the machine was suspended) */
+#define SWAP_GAP_MS (2 * SWAP_POLL_MS + WAKE_SLACK_MS)
 
 static const char *const res_name[PSI_NRES] = { "memory", "cpu", "io" };
 static const unsigned res_trig[PSI_NRES] = { TRIG_MEMORY_PRESSURE, TRIG_CPU_PRESSURE, TRIG_IO_PRESSURE };
 static const char *const level_name[] = { "low", "medium", "critical" };
+static const char *const src_name[PSRC_N] = {
+	[PSRC_MEMORY] = "memory-pressure",
+	[PSRC_CPU] = "cpu-pressure",
+	[PSRC_IO] = "io-pressure",
+	[PSRC_LEVEL] = "memory-pressure-level",
+	[PSRC_SWAP] = "swap",
+};
 
 static int privileged = -1;
 
@@ -229,60 +241,93 @@ static uint64_t psi_gap_ms(const struct rule *r)
 	return r->pressure_window_ms + late + WAKE_SLACK_MS;
 }
 
-/* An event at t: begins or continues c's episode (gap: the longest
- * silence that continues it). */
-static void episode_event(struct cg *c, uint64_t t, uint64_t gap)
+/* The longest silence that continues an episode of source s. */
+static uint64_t episode_gap_ms(const struct rule *r, int s)
 {
-	struct rule *r = c->rule;
-
-	if (c->episode_start && t - c->episode_last > gap) {
-		log_msg(LOG_PRI_DEBUG,
-			"rule %s: %s/%s: the pressure episode ended after %llums, %u event(s) (no event for %llums)",
-			r->name, D.v2, c->rel, (unsigned long long)(c->episode_last - c->episode_start),
-			c->episode_events, (unsigned long long)(t - c->episode_last));
-		c->episode_start = 0;
-	}
-	if (!c->episode_start) {
-		c->episode_start = t;
-		c->episode_events = 0;
-		c->plevel_count = 0;
-		c->reclaim_told = false;
-		if (r->pressure_reclaim) {
-			char where[PATH_MAX + 128];
-
-			reclaim_read(c, &c->pgscan_base, where, sizeof(where));
-			log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: a pressure episode began; reclaim read from %s (%llu)",
-				r->name, D.v2, c->rel, where, (unsigned long long)c->pgscan_base);
-		} else {
-			log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: a pressure episode began", r->name, D.v2, c->rel);
-		}
-		victim_episode_start(c);
-	}
-	c->episode_last = t;
-	c->episode_events++;
+	if (s == PSRC_LEVEL)
+		return r->pressure_window_ms;
+	if (s == PSRC_SWAP)
+		return SWAP_GAP_MS;
+	return psi_gap_ms(r);
 }
 
-/* Has the episode lasted long enough? A PSI event attests the window
+/* Is an episode of c, of another source than s, under way at t? */
+static bool episode_other(const struct cg *c, int s, uint64_t t)
+{
+	for (int o = 0; o < PSRC_N; o++)
+		if (o != s && c->ep[o].start && t - c->ep[o].last <= episode_gap_ms(c->rule, o))
+			return true;
+	return false;
+}
+
+static const char *episode_name(const struct cg *c, int s)
+{
+	return s == PSRC_LEVEL && c->plevel_fallback ? "memory-pressure-level, for memory-pressure" : src_name[s];
+}
+
+static void episode_end(struct cg *c, int s)
+{
+	c->ep[s] = (struct episode){ 0 };
+	if (s == PSRC_LEVEL)
+		c->plevel_count = 0;
+}
+
+/* An event of source s at t: begins or continues c's episode of s. The
+ * growth of Victim=memory-growth is measured from the start of the first
+ * episode that began while c had none under way. */
+static void episode_event(struct cg *c, int s, uint64_t t)
+{
+	struct rule *r = c->rule;
+	struct episode *e = &c->ep[s];
+
+	if (e->start && t - e->last > episode_gap_ms(r, s)) {
+		log_msg(LOG_PRI_DEBUG,
+			"rule %s: %s/%s: the pressure episode (%s) ended after %llums, %u event(s) (no event for %llums)",
+			r->name, D.v2, c->rel, episode_name(c, s), (unsigned long long)(e->last - e->start), e->events,
+			(unsigned long long)(t - e->last));
+		episode_end(c, s);
+	}
+	if (!e->start) {
+		bool others = episode_other(c, s, t);
+
+		episode_end(c, s);
+		e->start = t;
+		if (r->pressure_reclaim && s < PSI_NRES) {
+			char where[PATH_MAX + 128];
+
+			reclaim_read(c, &e->pgscan_base, where, sizeof(where));
+			log_msg(LOG_PRI_DEBUG,
+				"rule %s: %s/%s: a pressure episode began (%s)%s; reclaim read from %s (%llu)",
+				r->name, D.v2, c->rel, episode_name(c, s), others ? " beside another" : "", where,
+				(unsigned long long)e->pgscan_base);
+		} else {
+			log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: a pressure episode began (%s)%s", r->name, D.v2,
+				c->rel, episode_name(c, s), others ? " beside another" : "");
+		}
+		if (!others)
+			victim_episode_start(c);
+	}
+	e->last = t;
+	e->events++;
+}
+
+/* Has the episode of s lasted long enough? A PSI event attests the window
  * before it, so the first one counts for a window (and the events, a
  * window apart at best, may be seen a little early); a v1 level
  * notification attests only its moment. */
-static bool episode_due(const struct cg *c, bool psi)
+static bool episode_due(const struct cg *c, int s)
 {
 	const struct rule *r = c->rule;
+	const struct episode *e = &c->ep[s];
 	uint64_t need = r->pressure_duration_ms, jitter = 0;
 
-	if (psi) {
+	if (s < PSI_NRES) {
 		need = need > r->pressure_window_ms ? need - r->pressure_window_ms : 0;
 		jitter = r->pressure_window_ms / 4 < JITTER_MS ? r->pressure_window_ms / 4 : JITTER_MS;
+	} else if (s == PSRC_SWAP) {
+		jitter = SWAP_POLL_MS / 10;	/* the reads are a second apart, give or take a little */
 	}
-	return c->episode_last - c->episode_start + jitter >= need;
-}
-
-static void episode_end(struct cg *c)
-{
-	c->episode_start = 0;
-	c->episode_events = 0;
-	c->plevel_count = 0;
+	return e->last - e->start + jitter >= need;
 }
 
 /* ---- PSI triggers ---- */
@@ -296,6 +341,7 @@ static void psi_path(const struct cg *c, int i, char *path, size_t size)
 }
 
 static bool level_arm(struct cg *c, bool quiet, bool fallback);
+static void level_disarm(struct cg *c);
 
 static bool psi_arm(struct cg *c, int i, bool quiet)
 {
@@ -352,6 +398,19 @@ static bool psi_arm(struct cg *c, int i, bool quiet)
 	}
 	log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: %s-pressure: PSI trigger \"%s\" on %s", r->name, D.v2, c->rel,
 		res_name[i], text, path);
+	if (i == PSI_MEMORY && c->plevel_fallback) {
+		/* memory.pressure is back (cgroup.pressure 1 again): the
+		 * level no longer stands in, unless the rule has it too */
+		if (r->triggers & TRIG_PRESSURE_LEVEL) {
+			c->plevel_fallback = false;
+		} else {
+			level_disarm(c);
+			episode_end(c, PSRC_LEVEL);
+		}
+		log_msg(LOG_PRI_INFO,
+			"rule %s: %s/%s: memory.pressure is back: memory-pressure stands on its PSI trigger again, not on the v1 memory.pressure_level",
+			r->name, D.v2, c->rel);
+	}
 	return true;
 }
 
@@ -364,25 +423,38 @@ static void psi_event(struct cg *c, int i)
 	uint64_t t = now_ms(), episode, attested, win_us = r->pressure_window_ms * 1000,
 		 thr_us = win_us * r->pressure_pct / 100;
 	enum reclaim_src rs = RECLAIM_NONE;
+	struct episode *e = &c->ep[i];
 
 	psi_path(c, i, path, sizeof(path));
 	if (read_at0(c->psi[i].fd, buf, sizeof(buf)) < 0) {
 		/* the cgroup is going away (or its PSI was turned off):
 		 * EPOLLERR for ever; the trigger goes with the file */
-		log_msg(LOG_PRI_INFO, "rule %s: %s: gone: %s-pressure trigger dropped", r->name, path, res_name[i]);
+		log_msg(LOG_PRI_INFO,
+			"rule %s: %s: gone: %s-pressure trigger dropped (armed again when the cgroup next becomes populated)",
+			r->name, path, res_name[i]);
 		src_close(&c->psi[i]);
+		episode_end(c, i);
+		/* cgroup.pressure 0 hides the file: memory-pressure stands on
+		 * the v1 level meanwhile, where there is one (only when the
+		 * file is absent: an open that works would fail again) */
+		if (i == PSI_MEMORY && !r->pressure_system && access(path, F_OK) < 0 && errno == ENOENT)
+			psi_arm(c, i, true);
 		return;
 	}
 	psi_parse(buf, r->pressure_full, &p);
-	episode_event(c, t, psi_gap_ms(r));
-	episode = c->episode_last - c->episode_start;
+	episode_event(c, i, t);
+	episode = e->last - e->start;
 	attested = episode + r->pressure_window_ms;
-	if (!episode_due(c, true)) {
+	if (!episode_due(c, i)) {
+		uint64_t need = r->pressure_duration_ms > r->pressure_window_ms
+					? r->pressure_duration_ms - r->pressure_window_ms
+					: 0;
+
 		log_msg(LOG_PRI_DEBUG,
 			"rule %s: %s: %s stall above %u%% of a %llums window (avg10 %.2f%%), episode %llums of %llums",
 			r->name, path, r->pressure_full ? "full" : "some", r->pressure_pct,
 			(unsigned long long)r->pressure_window_ms, p.avg10, (unsigned long long)episode,
-			(unsigned long long)(r->pressure_duration_ms - r->pressure_window_ms));
+			(unsigned long long)need);
 		return;
 	}
 	if (r->pressure_reclaim) {
@@ -390,43 +462,39 @@ static void psi_event(struct cg *c, int i)
 		uint64_t v = 0;
 
 		rs = reclaim_read(c, &v, where, sizeof(where));
-		if (v <= c->pgscan_base) {
-			if (v < c->pgscan_base)
-				c->pgscan_base = v;	/* reset by hand */
-			if (!c->reclaim_told)
+		if (v <= e->pgscan_base) {
+			if (v < e->pgscan_base)
+				e->pgscan_base = v;	/* reset by hand */
+			if (!e->reclaim_told)
 				log_msg(LOG_PRI_NOTICE,
 					"rule %s: %s: %s stall above %u%% of each %llums window for %llums (avg10 %.2f%%), but no reclaim: %s did not rise since the episode began; not acted on (said once an episode)",
 					r->name, path, r->pressure_full ? "full" : "some", r->pressure_pct,
 					(unsigned long long)r->pressure_window_ms,
 					(unsigned long long)attested, p.avg10, where);
-			c->reclaim_told = true;
+			e->reclaim_told = true;
 			return;
 		}
 		snprintf(reclaim_j, sizeof(reclaim_j), ", \"reclaim\": \"%s\", \"reclaim_rise\": %llu",
-			 reclaim_json[rs], (unsigned long long)(v - c->pgscan_base));
+			 reclaim_json[rs], (unsigned long long)(v - e->pgscan_base));
 		snprintf(reclaim_t, sizeof(reclaim_t), "; reclaim: %s rose by %llu", where,
-			 (unsigned long long)(v - c->pgscan_base));
+			 (unsigned long long)(v - e->pgscan_base));
 	}
 	snprintf(json, sizeof(json),
 		 "\"type\": \"%s-pressure\", \"of\": \"%s\", \"kind\": \"%s\", \"avg10\": %.2f, \"avg60\": %.2f, \"avg300\": %.2f, \"total_us\": %llu, \"threshold_us\": %llu, \"window_us\": %llu, \"duration_ms\": %llu, \"episode_ms\": %llu, \"events\": %u%s",
 		 res_name[i], r->pressure_system ? "system" : "cgroup", r->pressure_full ? "full" : "some",
 		 p.avg10, p.avg60, p.avg300, p.total,
 		 (unsigned long long)thr_us, (unsigned long long)win_us,
-		 (unsigned long long)r->pressure_duration_ms, (unsigned long long)attested,
-		 c->episode_events, reclaim_j);
+		 (unsigned long long)r->pressure_duration_ms, (unsigned long long)attested, e->events,
+		 reclaim_j);
 	snprintf(text, sizeof(text),
 		 "%s-pressure%s: %s stall at or above %u%% of each %llums window for %llums (%u trigger event(s) over %llums); %s avg10 %.2f%% avg60 %.2f%% avg300 %.2f%% total %lluus%s",
 		 res_name[i], r->pressure_system ? " (the machine's)" : "", r->pressure_full ? "full" : "some",
 		 r->pressure_pct, (unsigned long long)r->pressure_window_ms,
-		 (unsigned long long)attested, c->episode_events,
+		 (unsigned long long)attested, e->events,
 		 (unsigned long long)episode, path, p.avg10, p.avg60, p.avg300, p.total, reclaim_t);
-	episode_end(c);
-	{
-		char trig[32];
-
-		snprintf(trig, sizeof(trig), "%s-pressure", res_name[i]);
-		act(c, trig, json, text);
-	}
+	/* only this source's episode starts over: the others go on */
+	episode_end(c, i);
+	act(c, src_name[i], json, text);
 }
 
 /* ---- the v1 memory.pressure_level ---- */
@@ -514,14 +582,15 @@ static void level_event(struct cg *c)
 		log_msg(LOG_PRI_INFO, "rule %s: %s/%s: the v1 memory counterpart is gone: memory-pressure-level dropped",
 			r->name, D.v2, c->rel);
 		level_disarm(c);
+		episode_end(c, PSRC_LEVEL);
 		return;
 	}
 	if (!n)
 		return;
-	episode_event(c, t, r->pressure_window_ms);
+	episode_event(c, PSRC_LEVEL, t);
 	c->plevel_count += n;
-	episode = c->episode_last - c->episode_start;
-	if (!episode_due(c, false)) {
+	episode = c->ep[PSRC_LEVEL].last - c->ep[PSRC_LEVEL].start;
+	if (!episode_due(c, PSRC_LEVEL)) {
 		log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: memory pressure level %s (%llu notification(s)), episode %llums",
 			r->name, D.v2, c->rel, level_name[r->pressure_level], (unsigned long long)n,
 			(unsigned long long)episode);
@@ -530,15 +599,15 @@ static void level_event(struct cg *c)
 	snprintf(json, sizeof(json),
 		 "\"type\": \"memory-pressure-level\", \"hierarchy\": 1, \"level\": \"%s\", \"for\": \"%s\", \"notifications\": %llu, \"events\": %u, \"window_ms\": %llu, \"duration_ms\": %llu, \"episode_ms\": %llu",
 		 level_name[r->pressure_level], c->plevel_fallback ? "memory-pressure" : "memory-pressure-level",
-		 (unsigned long long)c->plevel_count, c->episode_events, (unsigned long long)r->pressure_window_ms,
+		 (unsigned long long)c->plevel_count, c->ep[PSRC_LEVEL].events, (unsigned long long)r->pressure_window_ms,
 		 (unsigned long long)r->pressure_duration_ms, (unsigned long long)episode);
 	snprintf(text, sizeof(text),
 		 "memory-pressure-level%s: the v1 memory pressure level reached %s: %llu notification(s) in %u wakeup(s) over %llums, none more than %llums apart",
 		 c->plevel_fallback ? " (for memory-pressure: no PSI)" : "", level_name[r->pressure_level],
-		 (unsigned long long)c->plevel_count, c->episode_events, (unsigned long long)episode,
+		 (unsigned long long)c->plevel_count, c->ep[PSRC_LEVEL].events, (unsigned long long)episode,
 		 (unsigned long long)r->pressure_window_ms);
-	episode_end(c);
-	act(c, "memory-pressure-level", json, text);
+	episode_end(c, PSRC_LEVEL);
+	act(c, src_name[PSRC_LEVEL], json, text);
 }
 
 /* ---- swap ---- */
@@ -615,29 +684,33 @@ static void swap_check(void)
 	for (struct cg *c = D.cgs; c; c = c->next) {
 		struct rule *r = c->rule;
 		char json[512], text[512];
+		struct episode *e = &c->ep[PSRC_SWAP];
 
 		if (!c->swap_armed)
 			continue;
 		if (used * 100 < (uint64_t)r->swap_pct * total) {
-			c->swap_since = 0;
+			if (e->start)
+				log_msg(LOG_PRI_DEBUG,
+					"rule %s: %s/%s: the pressure episode (swap) ended after %llums: swap used %.1f%%",
+					r->name, D.v2, c->rel, (unsigned long long)(e->last - e->start),
+					100.0 * (double)used / (double)total);
+			episode_end(c, PSRC_SWAP);
 			continue;
 		}
-		if (!c->swap_since)
-			c->swap_since = t;
-		/* the reads are a second apart, give or take a little */
-		if (t - c->swap_since + SWAP_POLL_MS / 10 < r->pressure_duration_ms)
+		episode_event(c, PSRC_SWAP, t);
+		if (!episode_due(c, PSRC_SWAP))
 			continue;
 		snprintf(json, sizeof(json),
 			 "\"type\": \"swap\", \"swap_total_kb\": %llu, \"swap_used_kb\": %llu, \"used_pct\": %.1f, \"limit_pct\": %u, \"duration_ms\": %llu, \"for_ms\": %llu",
 			 (unsigned long long)total, (unsigned long long)used, 100.0 * (double)used / (double)total,
 			 r->swap_pct, (unsigned long long)r->pressure_duration_ms,
-			 (unsigned long long)(t - c->swap_since));
+			 (unsigned long long)(e->last - e->start));
 		snprintf(text, sizeof(text),
 			 "swap: %llu of %llu kB used (%.1f%%), at or above %u%% for %llums", (unsigned long long)used,
 			 (unsigned long long)total, 100.0 * (double)used / (double)total, r->swap_pct,
-			 (unsigned long long)(t - c->swap_since));
-		c->swap_since = 0;
-		act(c, "swap", json, text);
+			 (unsigned long long)(e->last - e->start));
+		episode_end(c, PSRC_SWAP);
+		act(c, src_name[PSRC_SWAP], json, text);
 	}
 }
 
@@ -685,7 +758,7 @@ bool pressure_arm(struct cg *c, bool quiet)
 		armed |= level_arm(c, quiet, false);
 	if ((r->triggers & TRIG_SWAP) && !c->swap_armed) {
 		c->swap_armed = true;
-		c->swap_since = 0;
+		episode_end(c, PSRC_SWAP);
 		if (swap_users++ == 0)
 			swap_start();
 		armed = true;
@@ -710,6 +783,42 @@ void pressure_event(struct cg *c, struct src *s)
 			psi_event(c, i);
 }
 
+void pressure_dump(const struct cg *c)
+{
+	const struct rule *r = c->rule;
+	char trig[64] = "?", why[512];
+	uint64_t t = now_ms();
+
+	pressure_trigger_text(r, is_privileged(), trig, sizeof(trig), why, sizeof(why));
+	for (int s = 0; s < PSRC_N; s++) {
+		const struct episode *e = &c->ep[s];
+		int fd = s < PSI_NRES ? c->psi[s].fd : s == PSRC_LEVEL ? c->plevel_file : -1;
+		char link[64], path[PATH_MAX] = "?", what[PATH_MAX + 128], ep[128] = "no episode";
+		ssize_t n;
+
+		if (s == PSRC_SWAP ? !c->swap_armed : fd < 0)
+			continue;
+		if (fd >= 0) {
+			snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+			n = readlink(link, path, sizeof(path) - 1);
+			if (n > 0)
+				path[n] = '\0';
+		}
+		if (s < PSI_NRES)
+			snprintf(what, sizeof(what), "PSI trigger \"%s\" on %s", trig, path);
+		else if (s == PSRC_LEVEL)
+			snprintf(what, sizeof(what), "%s on %s", level_name[r->pressure_level], path);
+		else
+			snprintf(what, sizeof(what), "used at or above %u%% of SwapTotal (%llu kB)%s", r->swap_pct,
+				 (unsigned long long)swap_total_kb, swap_tick.fd < 0 ? ", not read: no swap" : "");
+		if (e->start && t - e->last <= episode_gap_ms(r, s))
+			snprintf(ep, sizeof(ep), "episode %llums, %u event(s)",
+				 (unsigned long long)(e->last - e->start), e->events);
+		log_msg(LOG_PRI_INFO, "pressure %s/%s (rule %s): %s: %s; %s", D.v2, c->rel, r->name,
+			episode_name(c, s), what, ep);
+	}
+}
+
 void pressure_disarm(struct cg *c)
 {
 	for (int i = 0; i < PSI_NRES; i++)
@@ -720,6 +829,6 @@ void pressure_disarm(struct cg *c)
 		if (--swap_users == 0)
 			swap_stop();
 	}
-	c->swap_since = 0;
-	episode_end(c);
+	for (int s = 0; s < PSRC_N; s++)
+		episode_end(c, s);
 }

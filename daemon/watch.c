@@ -162,8 +162,11 @@ void watch_populated_event(struct cg *c)
 		if ((c->rule->triggers & TRIG_OOM_KILL) && c->mem.fd < 0 && memory_arm(c, true))
 			log_msg(LOG_PRI_INFO, "rule %s: %s/%s: oom-kill armed (v1 counterpart found)",
 				c->rule->name, D.v2, c->rel);
-		if ((c->rule->triggers & TRIG_PRESSURE_LEVEL) && c->plevel.fd < 0 && pressure_arm(c, true))
-			log_msg(LOG_PRI_INFO, "rule %s: %s/%s: memory-pressure-level armed (v1 counterpart found)",
+		/* the v1 level (a late counterpart, or standing in for
+		 * memory-pressure), and PSI triggers dropped with their file
+		 * (cgroup.pressure 0): pressure_arm() arms what is not */
+		if ((c->rule->triggers & (TRIG_PSI | TRIG_PRESSURE_LEVEL)) && pressure_arm(c, true))
+			log_msg(LOG_PRI_INFO, "rule %s: %s/%s: pressure trigger(s) armed (cgroup populated)",
 				c->rule->name, D.v2, c->rel);
 	}
 	pids_populated_event(c);
@@ -205,9 +208,12 @@ static void add_cg(struct rule *r, const char *rel)
 	/* hybrid layouts: a v1 counterpart may come later than the v2
 	 * cgroup; it is looked for again whenever the cgroup becomes
 	 * populated, which cgroup.events notifies. pids-current (v1 and v2)
-	 * reads pids.current only while the cgroup is populated. */
+	 * reads pids.current only while the cgroup is populated. A PSI
+	 * trigger dropped with its file (cgroup.pressure 0) is armed again
+	 * then too. */
 	if (((r->triggers & TRIG_PIDS) && D.v1_pids) || (r->triggers & TRIG_PIDS_CURRENT) ||
-	    ((r->triggers & (TRIG_OOM_KILL | TRIG_PRESSURE_LEVEL)) && D.v1_memory)) {
+	    ((r->triggers & (TRIG_OOM_KILL | TRIG_PRESSURE_LEVEL)) && D.v1_memory) ||
+	    ((r->triggers & TRIG_PSI) && !r->pressure_system)) {
 		char *p = full_path(rel);
 
 		c->pop.type = SRC_POPULATED;
@@ -499,10 +505,12 @@ void watch_dump(void)
 			r->name, r->match, n, action_name(r->action), r->dry_run ? " (dry run)" : "",
 			r->events, r->actions, r->suppressed);
 	}
-	for (struct cg *c = D.cgs; c; c = c->next)
+	for (struct cg *c = D.cgs; c; c = c->next) {
 		log_msg(LOG_PRI_INFO, "watching %s/%s (rule %s)%s%s%s", D.v2, c->rel, c->rule->name,
 			c->pids.fd >= 0 ? (c->pids_v1 ? " pids:v1-polled" : " pids:v2") : "",
 			c->mem.fd >= 0 ? (c->mem_v1 ? " memory:v1" : " memory:v2") : "",
 			c->holdoff_until > now_ms() ? " (post-action delay)" : "");
+		pressure_dump(c);
+	}
 	log_msg(LOG_PRI_INFO, "state: end");
 }

@@ -11,10 +11,18 @@
 #  - box/cpu/busy: three busy loops on one CPU: cpu-pressure kills it;
 #  - box/cpunr/busy: the same under a rule with PressureNeedsReclaim=yes:
 #    no reclaim, so it says so once and does not act;
+#  - box/mc/x under a rule with memory-pressure and cpu-pressure (log
+#    only): busy loops alone make it act as cpu-pressure; a thrash beside
+#    them makes it act as memory-pressure on an episode of its own, which
+#    neither the cpu events nor the cpu actions begin, continue or cut;
 #  - box/lvl/x thrashes under memory-pressure-level (v1 counterpart, low
 #    for 4s);
 #  - box/nopsi/x has cgroup.pressure 0 (no memory.pressure): memory-pressure
 #    stands on the v1 memory.pressure_level, and its thrash is killed;
+#  - box/rearm/x: cgroup.pressure set to 0 drops the PSI trigger (the v1
+#    level stands in at once), the v1 counterpart removed drops that, and
+#    both come back when the cgroup next becomes populated;
+#  - the state dump (SIGUSR1) shows each armed pressure source;
 #  - swap: with no swap, nothing is read and the log says so once;
 #  - sentinels in the sibling box/other and the parent box (where the
 #    layout allows a process there) live through all of it.
@@ -30,7 +38,7 @@ kd_setup pressure
 LIMIT=$((64 << 20))
 
 kd_first memory jobs/thrash "" $LIMIT
-for rel in jobs/quiet other lvl/x nopsi/x cpunr/busy; do
+for rel in jobs/quiet other lvl/x nopsi/x cpunr/busy mc/x rearm/x; do
 	mkcg "$rel" "" $LIMIT || bail_out "cannot create $box/$rel"
 done
 for rel in cpu/busy sys/x swap/a swap/b; do
@@ -110,7 +118,7 @@ Wait=20s
 
 [Rule]
 Name=system
-Match=$box/sys/*
+Match=$box/sys/x
 Trigger=memory-pressure
 PressureOf=system
 PressureLimit=some 5%
@@ -157,8 +165,37 @@ PressureDuration=2s
 Wait=20s
 
 [Rule]
+Name=mc
+Match=$box/mc/*
+Trigger=memory-pressure cpu-pressure
+PressureLimit=some 10%
+PressureWindow=2s
+PressureDuration=8s
+Action=log
+PostActionDelay=0
+MaxActionsPerMinute=infinity
+
+[Rule]
+Name=rearm
+Match=$box/rearm/*
+Trigger=memory-pressure
+PressureLimit=some 10%
+PressureLevel=low
+PressureWindow=2s
+PressureDuration=2s
+Action=log
+
+[Rule]
 Name=swap
-Match=$box/swap/*
+Match=$box/swap/a
+Trigger=swap
+SwapUsedAbove=50%
+PressureDuration=2s
+Action=log
+
+[Rule]
+Name=swap-b
+Match=$box/swap/b
 Trigger=swap
 SwapUsedAbove=50%
 PressureDuration=2s
@@ -173,6 +210,20 @@ log_has "^<7>rule system: $v2/$box/sys/x: memory-pressure: PSI trigger \"some 10
 ok $? "PressureOf=system arms its trigger on /proc/pressure/memory"
 log_has "^<7>rule cpu: $v2/$box/cpu/busy: cpu-pressure: PSI trigger \"some 400000 2000000\" on $v2/$box/cpu/busy/cpu.pressure\$"
 ok $? "cpu-pressure arms on box/cpu/busy/cpu.pressure"
+
+# the state dump: one line for each armed pressure source
+st=$(dump)
+grep -qF "pressure $v2/$box/mc/x (rule mc): memory-pressure: PSI trigger \"some 200000 2000000\" on $v2/$box/mc/x/memory.pressure; no episode" <<<"$st" &&
+	grep -qF "pressure $v2/$box/mc/x (rule mc): cpu-pressure: PSI trigger \"some 200000 2000000\" on $v2/$box/mc/x/cpu.pressure; no episode" <<<"$st" &&
+	! grep -qF "pressure $v2/$box/mc/x (rule mc): io-pressure" <<<"$st" &&
+	grep -qF "pressure $v2/$box/swap/a (rule swap): swap: used at or above 50% of SwapTotal" <<<"$st"
+ok $? "the state dump (SIGUSR1) shows the armed pressure sources of each cgroup, and their episodes" ||
+	diag "$(grep -F "pressure $v2/$box/" <<<"$st")"
+if [ "$nopsi" = 1 ]; then
+	grep -qF "pressure $v2/$box/nopsi/x (rule nopsi): memory-pressure-level, for memory-pressure: low on $v1mem/$box/nopsi/x/memory.pressure_level; no episode" <<<"$st"
+	ok $? "the state dump shows the v1 level that stands in for memory-pressure" ||
+		diag "$(grep -F "pressure $v2/$box/nopsi/" <<<"$st")"
+fi
 
 # The thrash workload in box/REL, once it thrashes (its "ready" line in
 # $kd_tmp/thrash.REL) or is dead already; $thrash_t0: when it started (us
@@ -302,6 +353,59 @@ echo 1 >"$v2/$box/cpunr/busy/cgroup.kill" 2>/dev/null || for b in "${busy[@]}"; 
 done
 wait_for 20 "box/cpunr/busy empty" empty cpunr/busy
 
+# ---- one episode per trigger: memory-pressure and cpu-pressure in one rule ----
+# Only cpu stalls: the rule acts as cpu-pressure, on cpu's own events.
+busy=()
+t0=${EPOCHREALTIME/./}
+busy_in mc/x
+wait_log 40 "^<4>rule mc: $v2/$box/mc/x: cpu-pressure: some stall at or above 10% of each 2000ms window"
+ok $? "Trigger=memory-pressure cpu-pressure, cpu stalls alone: the rule acts as cpu-pressure" ||
+	diag "$(grep 'rule mc:' "$kd_log" | tail -n 10)"
+ev=$(event_of mc mc/x)
+python3 - "$ev" <<'EOF'
+import json, sys
+t = json.loads(sys.argv[1])["trigger"]
+assert t["type"] == "cpu-pressure" and t["duration_ms"] == 8000 and t["episode_ms"] >= 8000 - 250, t
+EOF
+ok $? "its event names cpu-pressure, with an episode of the duration" || diag "$ev"
+lat=$(latency mc mc/x "$t0")
+[ "${lat:-0}" -ge 5750 ]
+ok $? "not before the cpu episode lasted the duration less a window (${lat}ms >= 5750ms after the loops began)"
+# Then memory stalls too, while cpu episodes go on: memory-pressure acts
+# on an episode of its own events, neither begun nor continued by the cpu
+# events, nor ended by the cpu actions (the rule only logs: they go on).
+sleep 5
+thrash_in mc/x || bail_out "the thrash workload did not start in box/mc/x"
+thrasher=$started
+wait_log 40 "^<4>rule mc: $v2/$box/mc/x: memory-pressure: some stall at or above 10% of each 2000ms window"
+ok $? "a thrash beside the loops: the same rule acts as memory-pressure" ||
+	diag "$(grep 'rule mc:' "$kd_log" | tail -n 20)" "$(cat "$v2/$box/mc/x/memory.pressure")"
+python3 - "$events" "$v2/$box/mc/x" "$thrash_t0" <<'EOF'
+import json, sys
+mem = []
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e["rule"] != "mc" or e["cgroup"] != sys.argv[2]:
+        continue
+    t = e["trigger"]
+    # a trigger fires at most once a window: an episode of its own events
+    # has at most one a window (and 500ms for the daemon's wakeups)
+    assert t["events"] <= (t["episode_ms"] + 500) // 2000, ("events of another trigger in the episode", t)
+    if t["type"] == "memory-pressure":
+        mem.append(e)
+assert mem, "no memory-pressure event"
+# the memory episode began with the memory stall, not with the cpu one
+ms = mem[0]["time"] * 1000 - int(sys.argv[3]) / 1000
+assert ms >= 6000 - 250, ("memory-pressure %dms after the thrash began" % ms, mem[0]["trigger"])
+print("# memory-pressure %dms after the thrash began: %s" % (ms, json.dumps(mem[0]["trigger"])))
+EOF
+ok $? "each event counts its own trigger's events, and memory-pressure acted not before its own episode lasted the duration less a window" ||
+	diag "$(grep -F '"rule": "mc"' "$events" | cut -c1-400)"
+echo 1 >"$v2/$box/mc/x/cgroup.kill" 2>/dev/null || for b in "${busy[@]}" "$thrasher"; do
+	alive "$b" && kill -KILL "$b"
+done
+wait_for 20 "box/mc/x empty" empty mc/x
+
 # ---- memory-pressure-level (v1) ----
 if [ -z "$v1mem" ] || v2_has memory; then
 	skip "no v1 memory hierarchy: memory-pressure-level is untested"
@@ -342,6 +446,47 @@ else
 	ok $? "the fallback acts on box/nopsi/x under the thrash"
 	wait_for 30 "box/nopsi/x empty" empty nopsi/x
 	ok $? "box/nopsi/x is empty"
+fi
+
+# ---- dropped triggers come back ----
+# log_count REGEX N: the daemon's log has N lines matching REGEX
+log_count() {
+	[ "$(grep -cE -- "$1" "$kd_log")" -eq "$2" ]
+}
+if [ ! -f "$v2/$box/rearm/x/cgroup.pressure" ]; then
+	skip "no cgroup.pressure (Linux 6.1+): dropping and re-arming PSI triggers is untested"
+else
+	log_has "^<7>rule rearm: $v2/$box/rearm/x: memory-pressure: PSI trigger"
+	ok $? "box/rearm/x: memory-pressure armed on its PSI trigger"
+	fallback=0
+	[ -n "$v1mem" ] && ! v2_has memory && [ -d "$v1mem/$box/rearm/x" ] && fallback=1
+	standin="^<6>rule rearm: $v2/$box/rearm/x: no memory.pressure \(PSI is off: psi=0, or cgroup.pressure 0\): memory-pressure stands on the v1 memory.pressure_level \(low\) instead"
+	echo 0 >"$v2/$box/rearm/x/cgroup.pressure"
+	wait_log 20 "^<6>rule rearm: $v2/$box/rearm/x/memory.pressure: gone: memory-pressure trigger dropped"
+	ok $? "cgroup.pressure 0 drops the PSI trigger, and the log says so"
+	if [ $fallback = 1 ]; then
+		wait_log 10 "$standin"
+		ok $? "the v1 level stands in for memory-pressure at once"
+		rmdir "$v1mem/$box/rearm/x"
+		wait_log 20 "^<6>rule rearm: $v2/$box/rearm/x: the v1 memory counterpart is gone: memory-pressure-level dropped"
+		ok $? "its v1 counterpart removed: the level that stood in is dropped"
+		mkdir "$v1mem/$box/rearm/x" || bail_out "cannot create $v1mem/$box/rearm/x"
+		run_in rearm/x sleep 3600 || bail_out "no sleeper in box/rearm/x"
+		wait_for 20 "the level armed again" log_count "$standin" 2
+		ok $? "the cgroup populated again: the v1 level stands in for memory-pressure again" ||
+			diag "$(grep 'rule rearm:' "$kd_log")"
+		echo 1 >"$v2/$box/rearm/x/cgroup.kill" 2>/dev/null || kill -KILL "$started"
+		wait_for 20 "box/rearm/x empty" empty rearm/x
+	fi
+	echo 1 >"$v2/$box/rearm/x/cgroup.pressure"
+	run_in rearm/x sleep 3600 || bail_out "no sleeper in box/rearm/x"
+	wait_for 20 "the PSI trigger armed again" log_count "^<7>rule rearm: $v2/$box/rearm/x: memory-pressure: PSI trigger" 2
+	ok $? "cgroup.pressure 1 and the cgroup populated again: the PSI trigger is armed again" ||
+		diag "$(grep 'rule rearm:' "$kd_log")"
+	st=$(dump)
+	grep -qF "pressure $v2/$box/rearm/x (rule rearm): memory-pressure: PSI trigger \"some 200000 2000000\" on $v2/$box/rearm/x/memory.pressure;" <<<"$st" &&
+		! grep -qF "pressure $v2/$box/rearm/x (rule rearm): memory-pressure-level" <<<"$st"
+	ok $? "the state dump shows it, and no v1 level standing in any more" || diag "$(grep -F "$box/rearm/" <<<"$st")"
 fi
 
 # ---- swap ----
