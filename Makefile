@@ -101,7 +101,7 @@ test-programs: $(TEST_BIN) $(B)/tests/forkbomb $(B)/tests/thrash
 # What the tests run, installed on Debian when missing (as bench/ does);
 # command:package.
 TEST_DEPS := prove:perl python3:python3 mandoc:mandoc groff:groff-base pkg-config:pkgconf nm:binutils \
-	zsh:zsh fish:fish abidiff:abigail-tools
+	zsh:zsh fish:fish abidiff:abigail-tools swapon:mount mkswap:util-linux
 test-deps:
 	@need=; for d in $(TEST_DEPS); do command -v $${d%%:*} >/dev/null || need="$$need $${d#*:}"; done; \
 	[ -f /usr/share/bash-completion/bash_completion ] || need="$$need bash-completion"; \
