@@ -264,3 +264,36 @@ try:
 except OSError:
     pass' "$1" "$2"
 }
+
+# The victim tests' rule on box/jobs, fired by a fork bomb in box/jobs/poke.
+# start_poke: the bomb ($poke_join moves it there), its pid in $poke.
+start_poke() {
+	sh -c "$poke_join && exec \"\$@\"" sh "$FORKBOMB" </dev/null >/dev/null 2>&1 &
+	poke=$!
+	disown "$poke"
+	kd_pids+=("$poke")
+	wait_for 20 "the bomb in box/jobs/poke" grep -qx "$poke" "$v2/$box/jobs/poke/cgroup.procs" ||
+		bail_out "no bomb in box/jobs/poke"
+}
+
+# victim_case NAME RULE-LINES...: the daemon with a rule on box/jobs (the
+# lines added to it) until its one event, then stopped; the victim's name
+# below box/jobs in $victim ("error: MESSAGE" if the action failed), the
+# event in $events.
+victim_case() {
+	local name=$1
+	shift
+	{
+		printf '[Daemon]\nEventLog=%s\n\n[Rule]\nName=%s\nMatch=%s/jobs\n' "$events" "$name" "$box"
+		printf 'Trigger=pids-max\nPidsMaxEvents=5\nAction=kill\nWait=20s\n'
+		printf '%s\n' "$@"
+	} >"$conf"
+	: >"$events"
+	victim=
+	kd_start "$conf" || bail_out "cgkilld did not start"
+	wait_for 30 "the event of case $name" test -s "$events"
+	kd_stop
+	victim=$(python3 -c 'import json, sys
+e = json.loads(open(sys.argv[1]).readline())
+print(e["cgroup"][len(sys.argv[2]) + 1:] if e["error"] == 0 else "error: " + e["message"])' "$events" "$v2/$box/jobs" 2>/dev/null)
+}

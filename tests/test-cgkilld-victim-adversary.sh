@@ -99,35 +99,13 @@ hold_a=$started
 hold b 40
 hold_b=$started
 
-sh -c "$poke_join && exec \"\$@\"" sh "$FORKBOMB" </dev/null >/dev/null 2>&1 &
-poke=$!
-disown "$poke"
-kd_pids+=("$poke")
-wait_for 20 "the bomb in box/jobs/poke" grep -qx "$poke" "$v2/$box/jobs/poke/cgroup.procs" ||
-	bail_out "no bomb in box/jobs/poke"
+start_poke
 
 events=$kd_tmp/events.json
 conf=$kd_tmp/cgkilld.conf
 
-# case_run NAME RULE-LINES...: the daemon with a rule on box/jobs until its
-# one event; the victim below box/jobs in $victim.
-case_run() {
-	local name=$1
-	shift
-	{
-		printf '[Daemon]\nEventLog=%s\n\n[Rule]\nName=%s\nMatch=%s/jobs\n' "$events" "$name" "$box"
-		printf 'Trigger=pids-max\nPidsMaxEvents=5\nAction=kill\nWait=20s\nOmit=poke\n'
-		printf '%s\n' "$@"
-	} >"$conf"
-	: >"$events"
-	victim=
-	kd_start "$conf" || bail_out "cgkilld did not start"
-	wait_for 30 "the event of case $name" test -s "$events"
-	kd_stop
-	victim=$(python3 -c 'import json, sys
-e = json.loads(open(sys.argv[1]).readline())
-print(e["cgroup"][len(sys.argv[2]) + 1:] if e["error"] == 0 else "error: " + e["message"])' "$events" "$v2/$box/jobs" 2>/dev/null)
-}
+# every case omits the bomb
+case_run() { victim_case "$@" Omit=poke; }
 
 # alive_all WHAT PID...: each lives, else the dead are named.
 alive_all() {

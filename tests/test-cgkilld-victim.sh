@@ -62,36 +62,12 @@ fill b 100
 fill c 150
 declare -A sizes=([a]=50 [b]=100 [c]=150)
 
-sh -c "$poke_join && exec \"\$@\"" sh "$FORKBOMB" </dev/null >/dev/null 2>&1 &
-poke=$!
-disown "$poke"
-kd_pids+=("$poke")
-wait_for 20 "the bomb in box/jobs/poke" grep -qx "$poke" "$v2/$box/jobs/poke/cgroup.procs" ||
-	bail_out "no bomb in box/jobs/poke"
+start_poke
 
 events=$kd_tmp/events.json
 conf=$kd_tmp/cgkilld.conf
 
-# case NAME RULE-LINES...: run the daemon with a rule on box/jobs (the
-# lines added to it) until its one event, then stop it; the victim's name
-# (below box/jobs) in $victim, the event in $events.
-case_run() {
-	local name=$1
-	shift
-	{
-		printf '[Daemon]\nEventLog=%s\n\n[Rule]\nName=%s\nMatch=%s/jobs\n' "$events" "$name" "$box"
-		printf 'Trigger=pids-max\nPidsMaxEvents=5\nAction=kill\nWait=20s\n'
-		printf '%s\n' "$@"
-	} >"$conf"
-	: >"$events"
-	victim=
-	kd_start "$conf" || bail_out "cgkilld did not start"
-	wait_for 30 "the event of case $name" test -s "$events"
-	kd_stop
-	victim=$(python3 -c 'import json, sys
-e = json.loads(open(sys.argv[1]).readline())
-print(e["cgroup"][len(sys.argv[2]) + 1:])' "$events" "$v2/$box/jobs" 2>/dev/null)
-}
+case_run() { victim_case "$@"; }
 
 # The children still alive but the victim, the bomb, the sentinels.
 survivors() {
