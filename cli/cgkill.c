@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -801,6 +802,36 @@ static void raise_fd_limit(void)
 }
 
 /*
+ * From the first instruction of the program (a constructor, before main)
+ * at SCHED_RR 1 where permitted, and handed to the library as its boost
+ * (CGK_BOOSTED): beside a fork bomb a process of ordinary priority that
+ * used up its slice waits a round of the scheduler, hundreds of ms (seen
+ * between the start of main and the library's call, and at a switch back
+ * to SCHED_OTHER before it; bench/RESULTS.md, "Start-up before the
+ * signal"). Only from SCHED_OTHER; reset-on-fork, so --unit's systemctl
+ * does not inherit it.
+ */
+static bool boosted;
+
+__attribute__((constructor)) static void boost_from_start(void)
+{
+	struct sched_param rr = { .sched_priority = 1 };
+
+	boosted = sched_getscheduler(0) == SCHED_OTHER &&
+		  sched_setscheduler(0, SCHED_RR | SCHED_RESET_ON_FORK, &rr) == 0;
+}
+
+/* Back to SCHED_OTHER (the nice is kept): when there is nothing to hurry. */
+static void boost_end(void)
+{
+	struct sched_param other = { 0 };
+
+	if (boosted)
+		sched_setscheduler(0, SCHED_OTHER, &other);
+	boosted = false;
+}
+
+/*
  * --unit and --user-unit: the cgroup of a systemd unit, as its service
  * manager tells it. "systemctl show" is run without a shell and with a
  * clean environment, its output captured and its time bounded; no
@@ -1234,6 +1265,8 @@ int main(int argc, char **argv)
 			    "and hierarchies, not of signals");
 	pick_columns(&cli.cols, listing == OPT_LIST_HIERARCHIES ? hier_columns : proc_columns,
 		     cli.output);
+	if (listing || (flags & CGK_DRY_RUN))
+		boost_end();
 	if (listing) {
 		if (n_targets || optind < argc)
 			usage_error("--list, --table and --list-hierarchies take no target");
@@ -1271,7 +1304,7 @@ int main(int argc, char **argv)
 	/* Signal at real-time priority where permitted, back to ours before
 	 * any wait: beside a fork bomb an ordinary process gets a sliver of
 	 * the CPU (bench/RESULTS.md, "Stalls beside a bomb"). */
-	need(cgk_options_set_flags(opts, flags | CGK_BOOST));
+	need(cgk_options_set_flags(opts, flags | CGK_BOOST | (boosted ? CGK_BOOSTED : 0)));
 	for (size_t i = 0; i < n_targets && !interrupted; i++, handled++) {
 		int r = pids[i] ? cgk_kill_pid(pids[i], opts, &reports[i]) :
 				  cgk_kill(targets[i], opts, &reports[i]);
@@ -1284,6 +1317,7 @@ int main(int argc, char **argv)
 		if (status > worst)
 			worst = status;
 	}
+	boost_end();
 	/* One table for every target's dry run: one heading, columns aligned
 	 * across them. */
 	if (cli.print && !cli.json)

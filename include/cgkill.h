@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define CGK_VERSION "1.1.0"
+#define CGK_VERSION "1.2.0"
 /* CGK_VERSION of the library loaded at run time, which may be newer than
  * the header a program was built with. */
 const char *cgk_version(void);
@@ -62,6 +62,14 @@ enum cgk_flags {
 	 * nothing. cgk_report_reaped() and the next three say what came of
 	 * it. Before 5.15 the kill is the same and the reap's errno ENOSYS. */
 	CGK_REAP = 1u << 3,
+	/* Since 1.2. With CGK_BOOST: the caller raised itself to SCHED_RR
+	 * before the call, as cgkill(1) does from its first instruction, so
+	 * that no return to an ordinary priority comes between its start-up
+	 * and the signal. The library takes that priority as its boost: the
+	 * thread waits and confirms at SCHED_OTHER with its nice, and gets its
+	 * priority back when the call returns. Without it, a real-time caller
+	 * is left as it is. */
+	CGK_BOOSTED = 1u << 4,
 };
 
 /* Which guard rail refused a target (cgk_report_refused()). */

@@ -119,13 +119,32 @@ struct boost_attr {
  * signal; a caller already real-time is left as it is. Resolving the
  * target and the guard rails are a few reads, and every backend's signal
  * phase is bounded (10 s), as is RT time (the kernel's RT throttling,
- * by default 0.95 s in every second).
+ * by default 0.95 s in every second). With CGK_BOOSTED, a caller at
+ * SCHED_RR came raised for the call: the boost is already on; its drops go
+ * to SCHED_OTHER at the caller's nice, and the end gives back what it came
+ * with.
  */
 struct boost {
-	bool on, raised, niced;
+	bool on, raised, niced, held;
 	int nice;
-	struct boost_attr old;
+	struct boost_attr old, came;
 };
+
+/* CGK_BOOSTED: the caller's real-time priority is the boost, on already. */
+static void boost_adopt(struct boost *b)
+{
+	int nice;
+
+	if (syscall(SYS_sched_getattr, 0, &b->came, sizeof(b->came), 0) < 0 ||
+	    b->came.policy != SCHED_RR)
+		return;
+	/* sched_getattr() leaves out the nice of a real-time thread. */
+	errno = 0;
+	nice = getpriority(PRIO_PROCESS, 0);
+	b->old = (struct boost_attr){ .size = sizeof(b->old), .policy = SCHED_OTHER,
+				      .nice = errno ? 0 : nice };
+	b->held = b->raised = true;
+}
 
 static void boost_raise(struct boost *b)
 {
@@ -156,10 +175,22 @@ static void boost_drop(struct boost *b)
 	b->raised = b->niced = false;
 }
 
+/* The end of the call: back to what the caller came with. */
+static void boost_end(struct boost *b)
+{
+	boost_drop(b);
+	if (b->held)
+		syscall(SYS_sched_setattr, 0, &b->came, 0);
+	b->held = false;
+}
+
 static struct boost boost_start(const struct cgk_options *opts)
 {
-	struct boost b = { .on = opts && (opts->flags & CGK_BOOST) && !(opts->flags & CGK_DRY_RUN) };
+	struct boost b = { .on = opts && (opts->flags & CGK_BOOST) && !(opts->flags & CGK_DRY_RUN),
+			   .came = { .size = sizeof(b.came) } };
 
+	if (b.on && (opts->flags & CGK_BOOSTED))
+		boost_adopt(&b);
 	boost_raise(&b);
 	return b;
 }
@@ -352,7 +383,7 @@ static int kill_end(int r, struct cgk_run *run, struct boost *boost, cgk_report 
 		r = run_target(run, boost);
 		cgk_target_close(run->t);
 	}
-	boost_drop(boost);
+	boost_end(boost);
 	if (r < 0 && run->rep)
 		cgk_report_fail(run->rep, r, &run->err);
 	cgk_error_free(&run->err);

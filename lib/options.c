@@ -4,7 +4,7 @@
 
 #include "internal.h"
 
-#define KNOWN_FLAGS (CGK_DRY_RUN | CGK_FORCE | CGK_BOOST | CGK_REAP)
+#define KNOWN_FLAGS (CGK_DRY_RUN | CGK_FORCE | CGK_BOOST | CGK_REAP | CGK_BOOSTED)
 #define DEFAULT_WAIT_MS 10000
 
 const struct cgk_options cgk_default_options = {
