@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cgkill.h"
+#include "support/cgfile.h"
 #include "support/cmd.h"
 #include "support/kill.h"
 #include "support/record.h"
@@ -167,22 +168,23 @@ static void test_library(void)
 	lib_case("OTHER + BOOST", false, 3, CGK_BOOST, other3);
 }
 
+/* /proc/PID/FILE into buf (sb_read()); false if it cannot be read. */
+static bool proc_read(pid_t pid, const char *file, char *buf, size_t size)
+{
+	char dir[32];
+
+	snprintf(dir, sizeof(dir), "/proc/%d", (int)pid);
+	return sb_read(dir, file, buf, size) > 0;
+}
+
 /* policy (field 41) and rt_priority (field 40) of /proc/PID/stat. */
 static bool stat_sched(pid_t pid, int *policy, int *rtprio, char *state)
 {
-	char path[64], buf[1024], *p;
-	int fd, field;
-	ssize_t n;
+	char buf[1024], *p;
+	int field;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!proc_read(pid, "stat", buf, sizeof(buf)))
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
 	p = strrchr(buf, ')');
 	if (!p || p[1] != ' ')
 		return false;
@@ -195,19 +197,10 @@ static bool stat_sched(pid_t pid, int *policy, int *rtprio, char *state)
 /* Is pid in write(2) on fd? (/proc/PID/syscall: number, then arguments.) */
 static bool writing(pid_t pid, int fd)
 {
-	char path[64], buf[256], want[32];
-	int f;
-	ssize_t n;
+	char buf[256], want[32];
 
-	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
-	f = open(path, O_RDONLY | O_CLOEXEC);
-	if (f < 0)
+	if (!proc_read(pid, "syscall", buf, sizeof(buf)))
 		return false;
-	n = read(f, buf, sizeof(buf) - 1);
-	close(f);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
 	snprintf(want, sizeof(want), "1 0x%x ", fd);
 	return strncmp(buf, want, strlen(want)) == 0;
 }

@@ -67,8 +67,6 @@ start_poke
 events=$kd_tmp/events.json
 conf=$kd_tmp/cgkilld.conf
 
-case_run() { victim_case "$@"; }
-
 # The children still alive but the victim, the bomb, the sentinels.
 survivors() {
 	local n bad=
@@ -97,7 +95,7 @@ killed() {
 }
 
 # 1. the largest
-case_run largest Victim=memory Omit=poke
+victim_case largest Victim=memory Omit=poke
 killed c "Victim=memory"
 log_has '^<5>rule largest: .*/jobs: victim c \(memory 1[5-9][0-9]\.[0-9] MiB\): the largest of 3 candidates; then b \(memory 1[0-4][0-9]\.[0-9] MiB\), a \(memory [5-9][0-9]\.[0-9] MiB\); omitted: poke \(Omit=poke\)'
 ok $? "the log says why: the largest of the three, then the others by size, the bomb omitted" ||
@@ -117,7 +115,7 @@ EOF
 ok $? "the JSON event lists the candidates, largest first, with their figures"
 
 # 2. Avoid= on the largest: the second
-case_run avoid Victim=memory Omit=poke 'Avoid=c'
+victim_case avoid Victim=memory Omit=poke 'Avoid=c'
 killed b "Avoid=c"
 log_has '^<5>rule avoid: .*: victim b \(memory [^)]*\): the largest of 2 not avoided among 3 candidates; then a \([^)]*\), c \(memory [^;]*; avoided: Avoid=c\)'
 ok $? "the log says c was avoided" || diag "$(grep victim "$kd_log")"
@@ -131,7 +129,7 @@ EOF
 ok $? "the JSON event has c last, in the avoid group"
 
 # 3. Omit=: never, even if it is all that is left to take
-case_run omit Victim=memory 'Omit=poke b' 'Omit=c'
+victim_case omit Victim=memory 'Omit=poke b' 'Omit=c'
 killed a "Omit=b c"
 log_has '^<5>rule omit: .*: victim a \([^)]*\): the only candidate; omitted: b \(Omit=b\), c \(Omit=c\), poke \(Omit=poke\)'
 ok $? "the log names the omitted" || diag "$(grep victim "$kd_log")"
@@ -142,21 +140,21 @@ ok $? "the JSON event's candidates are a alone"
 # 4. xattrs set by root on root's cgroups: honoured
 python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.cgkill_prefer", b"1")' "$v2/$box/jobs/a"
 python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.cgkill_omit", b"")' "$v2/$box/jobs/poke"
-case_run xattrs Victim=memory
+victim_case xattrs Victim=memory
 killed a "user.cgkill_prefer on a"
 log_has '^<5>rule xattrs: .*: victim a \([^)]*\): preferred \(user.cgkill_prefer\), the only one among 3 candidates; then c \([^)]*\), b \([^)]*\); omitted: poke \(user.cgkill_omit\)'
 ok $? "the prefer and omit xattrs are honoured (a first, the bomb omitted)" || diag "$(grep victim "$kd_log")"
 python3 -c 'import os, sys
 os.removexattr(sys.argv[1], "user.cgkill_prefer")
 os.setxattr(sys.argv[1], "user.cgkill_prefer", b"0")' "$v2/$box/jobs/a"
-case_run xattr-zero Victim=memory
+victim_case xattr-zero Victim=memory
 killed c "user.cgkill_prefer=0 on a"
 
 # 5. xattrs on a cgroup another user owns below root's box/jobs: ignored
 nobody=$(id -u nobody 2>/dev/null || echo 65534)
 chown "$nobody" "$v2/$box/jobs/c"
 python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.cgkill_omit", b"1")' "$v2/$box/jobs/c"
-case_run foreign Victim=memory
+victim_case foreign Victim=memory
 killed c "user.cgkill_omit on c, owned by uid $nobody"
 log_has "^<5>rule foreign: $v2/$box/jobs/c: user.cgkill_omit ignored: the cgroup belongs to uid $nobody, neither root nor the owner of the watched $v2/$box/jobs \\(uid 0\\)"
 ok $? "the log says the xattr was ignored, and why" || diag "$(grep -E 'ignored|victim' "$kd_log")"
@@ -164,7 +162,7 @@ ok $? "the log says the xattr was ignored, and why" || diag "$(grep -E 'ignored|
 chown "$nobody" "$v2/$box/jobs/c" "$v2/$box/jobs"
 python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.cgkill_avoid", b"1")' "$v2/$box/jobs/b"
 chown "$nobody" "$v2/$box/jobs/b"
-case_run owner Victim=memory
+victim_case owner Victim=memory
 killed a "user.cgkill_omit on c and user.cgkill_avoid on b, all owned by uid $nobody"
 log_has '^<5>rule owner: .*: victim a \([^)]*\): the only one not avoided among 2 candidates; then b \([^;]*; avoided: user.cgkill_avoid\); omitted: c \(user.cgkill_omit\), poke \(user.cgkill_omit\)'
 ok $? "xattrs on cgroups of the watched cgroup's owner are honoured" || diag "$(grep -E 'ignored|victim' "$kd_log")"
@@ -179,7 +177,7 @@ for _ in 1 2 3; do
 	run_in jobs/b sleep 3600 || bail_out "no sleeper in box/jobs/b"
 done
 run_in jobs/c sleep 3600 || bail_out "no sleeper in box/jobs/c"
-case_run processes Victim=processes
+victim_case processes Victim=processes
 killed b "Victim=processes"
 log_has '^<5>rule processes: .*: victim b \(4 process\(es\), memory [^)]*\): the most processes of 3 candidates; then c \(2 process\(es\), [^)]*\), a \(1 process\(es\), [^)]*\)'
 ok $? "the log counts the processes" || diag "$(grep victim "$kd_log")"
@@ -201,7 +199,7 @@ for _ in 1 2 3 4 5; do
 	run_in jobs/deep/x sleep 3600 || bail_out "no sleeper in box/jobs/deep/x"
 	deep+=("$started")
 done
-case_run subtree Victim=processes 'Avoid=deep'
+victim_case subtree Victim=processes 'Avoid=deep'
 killed c "Victim=processes, Avoid=deep"
 python3 -c 'import json, sys
 k = json.loads(open(sys.argv[1]).readline())["candidates"]
@@ -209,7 +207,7 @@ assert [(x["cgroup"][len(sys.argv[2]) + 1:], x["figure"], x["group"], x["reason"
     [("c", 2, "normal", None, None), ("b", 1, "normal", None, None), ("a", 1, "normal", None, None),
      ("deep", 6, "avoid", "Avoid=deep", "processes of its own beside child cgroups")], k' "$events" "$v2/$box/jobs"
 ok $? "Avoid=deep puts box/jobs/deep last, one candidate of 6 processes (its own and deep/x's); b before a (a tie: memory)" || diag "$(head -c 2000 "$events")"
-case_run subtree2 Victim=processes
+victim_case subtree2 Victim=processes
 [ "$victim" = deep ] && wait_for 30 "box/jobs/deep empty" empty jobs/deep
 ok $? "without it, box/jobs/deep (6 processes) is the victim, whole" || diag "victim '$victim'" "$(grep victim "$kd_log")"
 log_has '^<5>rule subtree2: .*/jobs: victim deep \(6 process\(es\), memory [^;]*; whole: processes of its own beside child cgroups\): the most processes of 4 candidates'
@@ -282,7 +280,7 @@ if [ -f "$v2/$box/jobs/a/memory.oom.group" ]; then
 	for r in g/x g/x g/y g/y g/y; do
 		run_in "jobs/$r" sleep 3600 || bail_out "no sleeper in box/jobs/$r"
 	done
-	case_run oomgroup Victim=processes Omit=poke
+	victim_case oomgroup Victim=processes Omit=poke
 	[ "$victim" = g ] && empty jobs/g
 	ok $? "memory.oom.group 1 on box/jobs/g: g is one candidate (5 processes), killed whole" ||
 		diag "victim '$victim'" "$(grep victim "$kd_log")"
@@ -302,7 +300,7 @@ else
 	done
 	echo "${tpids[0]}" >"$v2/$box/jobs/t/x/cgroup.threads" &&
 		echo "${tpids[1]}" >"$v2/$box/jobs/t/y/cgroup.threads" || bail_out "cannot move threads below box/jobs/t"
-	case_run threaded Victim=processes Omit=poke
+	victim_case threaded Victim=processes Omit=poke
 	[ "$victim" = t ] && wait_for 30 "box/jobs/t empty" empty jobs/t
 	ok $? "a threaded subtree box/jobs/t is one candidate (5 processes), killed whole" ||
 		diag "victim '$victim'" "$(grep victim "$kd_log")"
