@@ -139,60 +139,15 @@ static void usage(FILE *out)
 	      out);
 }
 
-/* Length of the valid UTF-8 sequence (RFC 3629) at s, 0 if invalid; the
- * terminating NUL is no continuation byte. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t len = *s < 0x80 ? 1 : *s < 0xc2 ? 0 : *s < 0xe0 ? 2 : *s < 0xf0 ? 3 : *s < 0xf5 ? 4 : 0;
-	unsigned char lo = *s == 0xe0 ? 0xa0 : *s == 0xf0 ? 0x90 : 0x80;
-	unsigned char hi = *s == 0xed ? 0x9f : *s == 0xf4 ? 0x8f : 0xbf;
-
-	if (len > 1 && (s[1] < lo || s[1] > hi))
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return len;
-}
-
-/* Is the valid sequence of len bytes at s a control character: C0, DEL,
- * or C1 (U+0080..U+009F, U+009B CSI among them)? */
-static bool is_control(const unsigned char *s, size_t len)
-{
-	return (len == 1 && (*s < 0x20 || *s == 0x7f)) || (len == 2 && *s == 0xc2 && s[1] < 0xa0);
-}
-
 /* The one filter for text from the kernel or the user: cgroup paths and
  * names, command names, arguments, and messages that embed them. Whoever
- * owns a subtree picks its names; they must not drive the terminal. UTF-8
- * is decoded: each control character (C0, DEL, C1 such as U+009B CSI) and
- * each byte that is not part of valid UTF-8 (a lone 0x9b is CSI to an 8-bit
- * terminal) becomes '?'; the rest passes as is. Written in chunks: stderr
- * is unbuffered. */
+ * owns a subtree picks its names; they must not drive the terminal. The
+ * library's CGK_TEXT_SAFE: each control character (C0, DEL, C1 such as
+ * U+009B CSI) and each byte that is not part of valid UTF-8 (a lone 0x9b
+ * is CSI to an 8-bit terminal) becomes '?'; the rest passes as is. */
 static void put_safe(FILE *out, const char *text)
 {
-	const unsigned char *s = (const unsigned char *)text;
-	char buf[256];
-	size_t n = 0;
-
-	while (*s) {
-		size_t len = utf8_len(s);
-
-		if (!len || is_control(s, len)) {
-			buf[n++] = '?';
-			s += len ?: 1;
-		} else {
-			memcpy(buf + n, s, len);
-			n += len;
-			s += len;
-		}
-		if (n > sizeof(buf) - 4) {
-			fwrite(buf, 1, n, out);
-			n = 0;
-		}
-	}
-	if (n)
-		fwrite(buf, 1, n, out);
+	cgk_text_write(out, text, strlen(text), CGK_TEXT_SAFE);
 }
 
 /* A value of --raw output, escaped as util-linux does: blanks, a
@@ -200,39 +155,14 @@ static void put_safe(FILE *out, const char *text)
  * UTF-8 as \xHH, so that a line splits at single spaces. */
 static void put_raw(FILE *out, const char *text)
 {
-	const unsigned char *s = (const unsigned char *)text;
-	char buf[256];
-	size_t n = 0;
-
-	while (*s) {
-		size_t len = utf8_len(s), step = len ?: 1;
-		bool escape = !len || is_control(s, len) || *s == ' ' || (*s == '\\' && s[1] == 'x');
-
-		for (size_t i = 0; i < step; i++) {
-			if (escape)
-				n += (size_t)snprintf(buf + n, 5, "\\x%02x", s[i]);
-			else
-				buf[n++] = (char)s[i];
-		}
-		s += step;
-		/* whole sequences only: the filter sees valid UTF-8 */
-		if (!*s || n > sizeof(buf) - 17) {
-			buf[n] = '\0';
-			put_safe(out, buf);
-			n = 0;
-		}
-	}
+	cgk_text_write(out, text, strlen(text), CGK_TEXT_RAW);
 }
 
 /* Columns that text takes as put_safe() writes it: one a character (a
  * wide one, CJK or emoji, takes two on a terminal and shifts its line). */
 static size_t safe_width(const char *text)
 {
-	size_t w = 0;
-
-	for (const unsigned char *s = (const unsigned char *)text; *s; w++)
-		s += utf8_len(s) ?: 1;
-	return w;
+	return cgk_text_width(text, strlen(text));
 }
 
 /* fprintf for messages that embed such text: the whole message goes through
@@ -474,32 +404,13 @@ static void print_processes(FILE *out, const struct cli *cli, const cgk_report *
 /*
  * The other documents of -j: the signals and the hierarchies, under the
  * same "schema" and "version" as the report (data/cgkill-report.schema.json).
- * Strings are escaped as the library's report escapes them: '"', '\\' and
- * control characters (C1 too: JSON is read on terminals), U+FFFD for each
- * byte of no valid UTF-8.
+ * Strings are escaped as the library's report escapes them (CGK_TEXT_JSON):
+ * '"', '\\' and control characters (C1 too: JSON is read on terminals),
+ * U+FFFD for each byte of no valid UTF-8.
  */
 static void put_json(FILE *out, const char *text, size_t n)
 {
-	const unsigned char *s = (const unsigned char *)text, *end = s + n;
-
-	fputc('"', out);
-	while (s < end) {
-		size_t len = utf8_len(s);
-
-		if (!len) {
-			fputs("\\ufffd", out);
-			s++;
-		} else if (is_control(s, len)) {
-			fprintf(out, "\\u%04x", len == 1 ? *s : s[1]);
-			s += len;
-		} else {
-			if (*s == '"' || *s == '\\')
-				fputc('\\', out);
-			fwrite(s, 1, len, out);
-			s += len;
-		}
-	}
-	fputc('"', out);
+	cgk_text_write(out, text, n, CGK_TEXT_JSON);
 }
 
 /* {"schema": 1, "version": "...", "<key>": [ ... */
@@ -882,6 +793,20 @@ static uint64_t unit_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* systemctl from a fixed place, never found on the caller's PATH: cgkill
+ * runs as root, from scripts and through sudo with a PATH that may not be
+ * root's own, and the first "systemctl" on it would run as root. */
+static const char *const systemctl_paths[] = { "/usr/bin/systemctl", "/bin/systemctl" };
+#define SYSTEMCTL_WHERE "/usr/bin or /bin"
+
+static const char *systemctl_path(void)
+{
+	for (size_t i = 0; i < sizeof(systemctl_paths) / sizeof(*systemctl_paths); i++)
+		if (faccessat(AT_FDCWD, systemctl_paths[i], X_OK, AT_EACCESS) == 0)
+			return systemctl_paths[i];
+	return NULL;
+}
+
 /* Run systemctl with argv, stdin from /dev/null, and collect up to size - 1
  * bytes of each output (more sets *overflow). Its wait status; -ENOENT if
  * there is no systemctl, -ETIMEDOUT if it was killed at the deadline. */
@@ -894,6 +819,7 @@ static int run_systemctl(char *const argv[], char *const envp[], char *out, size
 	posix_spawnattr_t attr;
 	sigset_t none, all;
 	size_t len[2] = { 0, 0 };
+	const char *path;
 	pid_t pid;
 
 	*overflow = false;
@@ -915,7 +841,8 @@ static int run_systemctl(char *const argv[], char *const envp[], char *out, size
 	posix_spawnattr_setsigmask(&attr, &none);
 	posix_spawnattr_setsigdefault(&attr, &all);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	r = -posix_spawnp(&pid, argv[0], &fa, &attr, argv, envp);
+	path = systemctl_path();
+	r = path ? -posix_spawn(&pid, path, &fa, &attr, argv, envp) : -ENOENT;
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	close(outp[1]);
@@ -1019,7 +946,7 @@ static char *unit_cgroup(const char *opt, const char *arg, bool user)
 		free(env[i]);
 	err[strcspn(err, "\n")] = '\0';
 	if (st == -ENOENT)
-		unit_fail("%s %s: no %s here", opt, arg, manager);
+		unit_fail("%s %s: no %s here (no systemctl in " SYSTEMCTL_WHERE ")", opt, arg, manager);
 	if (st == -ETIMEDOUT)
 		unit_fail("%s %s: systemctl did not answer within %d s", opt, name,
 			  SYSTEMCTL_TIMEOUT_MS / 1000);

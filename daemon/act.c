@@ -10,49 +10,335 @@
  * rails (root, self, PID 1, protected) refuse the cgroup before anything
  * is written. Nothing is exec'd but the rule's hooks (hook.c).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cgkilld.h"
 
-/* Storm limit: may the rule act now? Records the action if so; if not,
- * *until is when it may again. */
-static bool storm_ok(struct rule *r, uint64_t t, uint64_t *until)
-{
-	unsigned n = 0;
-	uint64_t oldest = UINT64_MAX;
+/* The storm limit, counted per owner: a budget of MaxActionsPerMinute
+ * actions a minute for each rule and owner, so that one owner's storm
+ * never spends another's. The owner is the one an action is charged to
+ * (charged_uid(): that of the cgroup acted on, or for a root-owned one
+ * the owner of the processes in it): a user's cgroups, and the root-owned
+ * ones that hold that user's processes or delegated cgroups, share their
+ * user's budget; root's processes share root's (the net under a rule that
+ * misfires on the system's services holds as before). A budget is kept
+ * while it holds an action of the last minute, under the rule's name
+ * (carried over a reload). */
+struct storm {
+	char *rule;
+	uid_t uid;
+	uint64_t t[STORM_SLOTS];	/* times (ms) of its last actions */
+	unsigned n;
+	struct storm *next;
+};
 
+static struct storm *storms;
+
+#define STORM_MS 60000
+
+/* Forget the budgets with no action in the last minute. */
+static void storm_expire(uint64_t t)
+{
+	for (struct storm **p = &storms, *b; (b = *p);) {
+		bool recent = false;
+
+		for (unsigned i = 0; i < b->n; i++)
+			recent |= b->t[i] + STORM_MS > t;
+		if (recent) {
+			p = &b->next;
+			continue;
+		}
+		*p = b->next;
+		free(b->rule);
+		free(b);
+	}
+}
+
+/* The budget of rule r for uid (created if none); NULL without memory. */
+static struct storm *storm_of(const struct rule *r, uid_t uid)
+{
+	struct storm *b;
+
+	for (b = storms; b; b = b->next)
+		if (b->uid == uid && !strcmp(b->rule, r->name))
+			return b;
+	b = calloc(1, sizeof(*b));
+	if (!b || !(b->rule = strdup(r->name))) {
+		free(b);
+		return NULL;
+	}
+	b->uid = uid;
+	b->next = storms;
+	storms = b;
+	return b;
+}
+
+/* Storm limit: may rule r act now on a cgroup whose action is charged to
+ * uid? Records the action if so (*slot: where, for storm_refund(); NULL
+ * if not recorded); if not, *until is when it may again. */
+static bool storm_ok(const struct rule *r, uid_t uid, uint64_t t, uint64_t *until, uint64_t **slot)
+{
+	unsigned n = 0, i = 0;
+	uint64_t oldest = UINT64_MAX;
+	struct storm *b;
+
+	*slot = NULL;
 	if (!r->max_per_minute)
 		return true;
-	for (unsigned i = 0; i < r->nstorm; i++)
-		if (r->storm[i] + 60000 > t) {
+	storm_expire(t);
+	b = storm_of(r, uid);
+	if (!b)
+		return true;	/* no memory: the action matters more */
+	for (unsigned k = 0; k < b->n; k++)
+		if (b->t[k] + STORM_MS > t) {
 			n++;
-			if (r->storm[i] < oldest)
-				oldest = r->storm[i];
+			if (b->t[k] < oldest)
+				oldest = b->t[k];
 		}
 	if (n >= r->max_per_minute) {
-		*until = oldest + 60000;
+		*until = oldest + STORM_MS;
 		return false;
 	}
-	if (r->nstorm < STORM_SLOTS) {
-		r->storm[r->nstorm++] = t;
+	if (b->n < STORM_SLOTS) {
+		i = b->n++;
 	} else {
 		/* replace the oldest */
-		unsigned slot = 0;
-
-		for (unsigned i = 1; i < STORM_SLOTS; i++)
-			if (r->storm[i] < r->storm[slot])
-				slot = i;
-		r->storm[slot] = t;
+		for (unsigned k = 1; k < STORM_SLOTS; k++)
+			if (b->t[k] < b->t[i])
+				i = k;
 	}
+	b->t[i] = t;
+	*slot = &b->t[i];
 	return true;
+}
+
+/* An action recorded at slot was not done (the guard refused its cgroup):
+ * it spends no budget. Before the next storm_ok(), which may free it. */
+static void storm_refund(uint64_t *slot)
+{
+	if (slot)
+		*slot = 0;
+}
+
+/* ---- whom an action is charged to (the storm limit's owner) ----
+ *
+ * The owner of the cgroup acted on when it is not root's. A root-owned
+ * one (systemd's user-UID.slice, an admin's per-job cgroup) is charged to
+ * whoever holds its processes: the owner of the delegated cgroups (not
+ * root's, below its root-owned part) that hold processes, if they are all
+ * one owner's; else the owner of most processes, a delegated subtree's
+ * counting for its delegated owner whatever their uids (a delegatee's
+ * setuid-root or subordinate uids stay its own), a root-owned cgroup's
+ * for their real uid (root placed them there). Root only when its
+ * processes are the most; uid -1 (nobody's) when none is found. Bounded:
+ * OWNER_DIRS cgroups of the root-owned part (delegated roots included),
+ * SUBTREE_DIRS cgroups and OWNER_PROCS processes counted in each
+ * delegated subtree (a subtree larger than that counts as OWNER_PROCS:
+ * hiding processes deep charges the one who hid them), the real uid of
+ * OWNER_SAMPLE processes of the root-owned cgroups. Accounting only:
+ * a pid reused while it is read costs one count. */
+#define OWNER_DIRS 128
+#define SUBTREE_DIRS 64
+#define OWNER_PROCS 4096
+#define OWNER_SAMPLE 256
+#define OWNER_UIDS 64
+
+struct tally {
+	uid_t uid[OWNER_UIDS];
+	unsigned n[OWNER_UIDS];
+	unsigned len;
+	unsigned dirs, sampled;	/* of the root-owned part */
+	unsigned delegated;	/* delegated owners holding processes (0, 1, 2: more) */
+	uid_t delegatee;	/* the first of them */
+};
+
+static void tally_add(struct tally *t, uid_t uid, unsigned n)
+{
+	unsigned i = 0;
+
+	while (i < t->len && t->uid[i] != uid)
+		i++;
+	if (i == OWNER_UIDS)
+		return;
+	if (i == t->len) {
+		t->uid[t->len++] = uid;
+		t->n[i] = 0;
+	}
+	t->n[i] += n;
+}
+
+/* The directory fd of the cgroup name in dfd, or -1. */
+static int cg_open(int dfd, const char *name)
+{
+	return openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+}
+
+/* Calls visit(dfd, child's fd, child's stat, arg) for each child cgroup of
+ * dfd; stops early (and says so) when visit returns false. */
+static bool each_child(int dfd, bool (*visit)(int cfd, const struct stat *st, void *arg), void *arg)
+{
+	int dup = cg_open(dfd, ".");
+	DIR *d = dup < 0 ? NULL : fdopendir(dup);
+	bool go = true;
+	struct dirent *e;
+
+	if (!d) {
+		if (dup >= 0)
+			close(dup);
+		return true;
+	}
+	while (go && (e = readdir(d))) {
+		struct stat st;
+		int cfd;
+
+		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		cfd = cg_open(dirfd(d), e->d_name);
+		if (cfd < 0)
+			continue;
+		if (fstat(cfd, &st) == 0)
+			go = visit(cfd, &st, arg);
+		close(cfd);
+	}
+	closedir(d);
+	return go;
+}
+
+/* Reads the cgroup.procs of dfd by chunks: calls line(pid, arg) per pid
+ * until it returns false. */
+static void each_pid(int dfd, bool (*line)(long pid, void *arg), void *arg)
+{
+	int fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	char buf[4096];
+	size_t have = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	while ((n = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
+		char *p = buf, *nl;
+
+		have += (size_t)n;
+		buf[have] = '\0';
+		while ((nl = strchr(p, '\n'))) {
+			if (!line(strtol(p, NULL, 10), arg)) {
+				close(fd);
+				return;
+			}
+			p = nl + 1;
+		}
+		have -= (size_t)(p - buf);
+		memmove(buf, p, have);
+	}
+	close(fd);
+}
+
+struct subtree {
+	unsigned dirs, procs;
+};
+
+static bool count_pid(long pid, void *arg)
+{
+	struct subtree *s = arg;
+
+	(void)pid;
+	return ++s->procs < OWNER_PROCS;
+}
+
+static bool count_below(int cfd, const struct stat *st, void *arg);
+
+/* Counts the processes of the subtree at dfd into s, up to the bounds;
+ * false once a bound is reached. */
+static bool count_subtree(int dfd, struct subtree *s)
+{
+	if (++s->dirs > SUBTREE_DIRS)
+		return false;
+	each_pid(dfd, count_pid, s);
+	return s->procs < OWNER_PROCS && each_child(dfd, count_below, s);
+}
+
+static bool count_below(int cfd, const struct stat *st, void *arg)
+{
+	(void)st;
+	return count_subtree(cfd, arg);
+}
+
+static bool sample_pid(long pid, void *arg)
+{
+	struct tally *t = arg;
+	uid_t u[3], uid = proc_uids((pid_t)pid, u) == 0 ? u[0] : (uid_t)-1;
+
+	if (uid != (uid_t)-1)
+		tally_add(t, uid, 1);
+	return ++t->sampled < OWNER_SAMPLE;
+}
+
+static bool root_part_child(int cfd, const struct stat *st, void *arg);
+
+/* The root-owned part at dfd: its processes by real uid, its delegated
+ * subtrees by their owner. */
+static bool root_part(int dfd, struct tally *t)
+{
+	if (++t->dirs > OWNER_DIRS)
+		return false;
+	if (t->sampled < OWNER_SAMPLE)
+		each_pid(dfd, sample_pid, t);
+	return each_child(dfd, root_part_child, t);
+}
+
+static bool root_part_child(int cfd, const struct stat *st, void *arg)
+{
+	struct tally *t = arg;
+	struct subtree s = { 0 };
+
+	if (st->st_uid == 0)
+		return root_part(cfd, t);
+	if (cg_populated(cfd) <= 0)
+		return true;
+	if (++t->dirs > OWNER_DIRS)
+		return false;
+	if (!t->delegated) {
+		t->delegated = 1;
+		t->delegatee = st->st_uid;
+	} else if (t->delegatee != st->st_uid) {
+		t->delegated = 2;
+	}
+	tally_add(t, st->st_uid, count_subtree(cfd, &s) ? s.procs : OWNER_PROCS);
+	return true;
+}
+
+/* The owner charged for an action on the cgroup at fd (see above). */
+static uid_t charged_uid(int fd)
+{
+	struct tally t = { .len = 0 };
+	struct stat st;
+	unsigned best = 0;
+	uid_t uid = (uid_t)-1;
+
+	if (fstat(fd, &st) < 0)
+		return (uid_t)-1;
+	if (st.st_uid != 0)
+		return st.st_uid;
+	root_part(fd, &t);
+	if (t.delegated == 1)
+		return t.delegatee;
+	/* most processes; a tie goes to the first non-root uid */
+	for (unsigned i = 0; i < t.len; i++)
+		if (t.n[i] > best || (t.n[i] == best && uid == 0)) {
+			best = t.n[i];
+			uid = t.uid[i];
+		}
+	return uid;
 }
 
 static int freeze(int dirfd, const char *path, char *how, size_t size)
@@ -404,13 +690,105 @@ static void act_on(struct cg *c, const struct what *w, int dirfd, const char *pa
 	cgk_report_free(rep);
 }
 
+/* The storm limit for an action of c on the cgroup at fd (path): true if
+ * it may be done (recorded at *slot); if not, says so once and holds c
+ * until the budget it is charged to allows one again. */
+static bool storm_allows(struct cg *c, int fd, const char *path, const char *text, uint64_t t,
+			 uint64_t **slot)
+{
+	struct rule *r = c->rule;
+	uint64_t until = 0;
+	uid_t uid;
+
+	*slot = NULL;
+	if (!r->max_per_minute)
+		return true;
+	uid = charged_uid(fd);
+	if (storm_ok(r, uid, t, &until, slot))
+		return true;
+	r->suppressed++;
+	c->holdoff_until = until;
+	log_msg(LOG_PRI_WARNING,
+		"rule %s: %s/%s: %s; not acted on: the storm limit of %u action(s) a minute for the cgroups of uid %d is reached (charged for %s; events from this cgroup ignored for %llums)",
+		r->name, D.v2, c->rel, text, r->max_per_minute, (int)uid, path, (unsigned long long)(until - t));
+	return false;
+}
+
+/* An action of c is under way (not held): counted, and c's post-action
+ * delay starts. */
+static void acting(struct cg *c, uint64_t t)
+{
+	c->rule->actions++;
+	c->holdoff_until = t + c->rule->delay_ms;
+}
+
+/* The ranked candidates rels (n, each of groups[i]): the victim is every
+ * cgroup of the first place (an owner's, ranked as one, charged as one
+ * action) that is not refused; all refused: the next. Each is held as it
+ * was ranked: a cgroup removed and made again under its name while hooks
+ * run is not the one ranked. */
+static void act_on_ranked(struct cg *c, struct what *w, char **rels, const int *groups, int n, uint64_t t)
+{
+	struct rule *r = c->rule;
+	int *fds = calloc((size_t)n, sizeof(*fds));
+	bool charged = false, held = false;
+	uint64_t *slot = NULL;
+
+	for (int i = 0; fds && i < n; i++) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s/%s", D.v2, rels[i]);
+		fds[i] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (fds[i] < 0)
+			fds[i] = -errno;
+	}
+	for (int i = 0, acted = 0, group_charged = 0; fds && i < n; i++) {
+		char path[4096];
+		bool refused = true;
+
+		snprintf(path, sizeof(path), "%s/%s", D.v2, rels[i]);
+		if (holds(rels[i], D.self_rel) || holds(rels[i], D.init_rel))
+			log_msg(LOG_PRI_NOTICE, "rule %s: %s holds cgkilld or PID 1: never a victim", r->name, path);
+		else if (fds[i] < 0)
+			log_msg(LOG_PRI_NOTICE, "rule %s: %s: %s", r->name, path, strerror(-fds[i]));
+		else if (!group_charged && !storm_allows(c, fds[i], path, w->text, t, &slot)) {
+			held = true;
+			break;	/* its owner's budget: not on to an innocent */
+		} else {
+			if (!charged)
+				acting(c, t);
+			charged = true;
+			group_charged = 1;
+			act_on(c, w, fds[i], path, &refused);
+		}
+		acted |= !refused;
+		if (i + 1 < n && groups[i + 1] == groups[i])
+			continue;
+		if (acted)
+			break;
+		if (group_charged)
+			storm_refund(slot);
+		group_charged = 0;
+		if (i + 1 < n)
+			log_msg(LOG_PRI_NOTICE, "rule %s: %s refused; the next candidate", r->name, path);
+	}
+	if (!charged && !held)
+		acting(c, t);	/* none could be acted on: delayed all the same */
+	for (int i = 0; fds && i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (!fds)
+		log_msg(LOG_PRI_ERR, "rule %s: out of memory", r->name);
+	free(fds);
+}
+
 void act(struct cg *c, const char *trigger, const char *json_values, const char *text)
 {
 	struct rule *r = c->rule;
-	uint64_t t = now_ms(), until = 0;
+	uint64_t t = now_ms(), *slot;
 	struct what w = { .trigger = trigger, .json_values = json_values, .text = text };
 	char **rels = NULL, *why = NULL, *cands = NULL;
-	int n;
+	int *groups = NULL, n;
 
 	r->events++;
 	if (t < c->holdoff_until) {
@@ -418,17 +796,6 @@ void act(struct cg *c, const char *trigger, const char *json_values, const char 
 			D.v2, c->rel, text);
 		return;
 	}
-	if (!storm_ok(r, t, &until)) {
-		r->suppressed++;
-		/* one line, then quiet until the limit allows an action */
-		c->holdoff_until = until;
-		log_msg(LOG_PRI_WARNING,
-			"rule %s: %s/%s: %s; not acted on: the storm limit of %u action(s) a minute is reached (events from this cgroup ignored for %llums)",
-			r->name, D.v2, c->rel, text, r->max_per_minute, (unsigned long long)(until - t));
-		return;
-	}
-	r->actions++;
-	c->holdoff_until = t + r->delay_ms;
 	clock_gettime(CLOCK_REALTIME, &w.wall);
 	w.dry = D.global_dry_run || D.cfg.dry_run || r->dry_run;
 
@@ -440,62 +807,34 @@ void act(struct cg *c, const char *trigger, const char *json_values, const char 
 		snprintf(path, sizeof(path), "%s/%s", D.v2, c->rel);
 		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 		if (fd < 0) {
+			acting(c, t);	/* delayed all the same, as before */
 			log_msg(LOG_PRI_WARNING, "rule %s: %s: %s; not acted on: %s", r->name, path, text,
 				strerror(errno));
 			return;
 		}
-		act_on(c, &w, fd, path, &refused);
+		if (storm_allows(c, fd, path, text, t, &slot)) {
+			acting(c, t);
+			act_on(c, &w, fd, path, &refused);
+		}
 		close(fd);
 		return;
 	}
-	n = victim_rank(c, &rels, &why, &cands);
+	n = victim_rank(c, &rels, &groups, &why, &cands);
 	w.candidates = cands;
 	if (n <= 0) {
 		char path[4096];
 
+		acting(c, t);
 		snprintf(path, sizeof(path), "%s/%s", D.v2, c->rel);
 		log_msg(LOG_PRI_WARNING, "rule %s: %s: %s; no victim (Victim=%s): %s", r->name, path, text,
 			victim_name(r->victim), why ? why : n < 0 ? strerror(-n) : "no candidate is left");
 		event(c, &w, path, n < 0 ? n : -ESRCH, "no victim", NULL, 0, 0, false);
 	} else {
-		int *fds = calloc((size_t)n, sizeof(*fds));
-
 		log_msg(LOG_PRI_NOTICE, "rule %s: %s/%s: %s", r->name, D.v2, c->rel, why);
-		/* each candidate held as it was ranked: a cgroup removed and made
-		 * again under its name while hooks run is not the one ranked */
-		for (int i = 0; fds && i < n; i++) {
-			char path[4096];
-
-			snprintf(path, sizeof(path), "%s/%s", D.v2, rels[i]);
-			fds[i] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-			if (fds[i] < 0)
-				fds[i] = -errno;
-		}
-		for (int i = 0; fds && i < n; i++) {
-			char path[4096];
-			bool refused = true;
-
-			snprintf(path, sizeof(path), "%s/%s", D.v2, rels[i]);
-			if (holds(rels[i], D.self_rel) || holds(rels[i], D.init_rel))
-				log_msg(LOG_PRI_NOTICE, "rule %s: %s holds cgkilld or PID 1: never a victim", r->name,
-					path);
-			else if (fds[i] < 0)
-				log_msg(LOG_PRI_NOTICE, "rule %s: %s: %s", r->name, path, strerror(-fds[i]));
-			else
-				act_on(c, &w, fds[i], path, &refused);
-			if (!refused)
-				break;
-			if (i + 1 < n)
-				log_msg(LOG_PRI_NOTICE, "rule %s: %s refused; the next candidate", r->name, path);
-		}
-		for (int i = 0; fds && i < n; i++)
-			if (fds[i] >= 0)
-				close(fds[i]);
-		if (!fds)
-			log_msg(LOG_PRI_ERR, "rule %s: out of memory", r->name);
-		free(fds);
+		act_on_ranked(c, &w, rels, groups, n, t);
 	}
 	victim_free(rels, n);
+	free(groups);
 	free(why);
 	free(cands);
 }

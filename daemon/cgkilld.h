@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include <cgkill.h>
 
@@ -123,9 +124,7 @@ struct rule {
 	char *file;		/* where the [Rule] section starts */
 	unsigned line;
 
-	/* run-time state (not set by the parser) */
-	uint64_t storm[STORM_SLOTS];	/* times (ms) of the last actions */
-	unsigned nstorm;
+	/* run-time state (not set by the parser; the storm limit's: act.c) */
 	unsigned long actions, suppressed, events;
 	unsigned told_unarmed;	/* cgroups logged without a counterpart */
 };
@@ -136,6 +135,7 @@ struct config {
 	char *protected_file;	/* NULL: the library's default */
 	uint64_t poll_ms;	/* v1 pids.events, pids.current: no notification, polled */
 	bool realtime;		/* SCHED_RR 1 (else nice -10), at start */
+	unsigned max_watches_per_owner;	/* MaxWatchesPerOwner=: 0 default, UINT_MAX none */
 	struct rule *rules;
 	size_t nrules;
 	/* parser state */
@@ -159,6 +159,12 @@ void conf_finish(struct config *cfg, conf_error_fn err, void *userdata);
  * missing path is an error unless optional. */
 void conf_load(struct config *cfg, const char *path, bool optional, conf_error_fn err,
 	       void *userdata);
+/* path opened for reading (a directory if dir, else a regular file) only
+ * if it and every directory and symlink on the way is root's (or the
+ * daemon's user's) and not writable by group or others (a sticky directory
+ * on the way may be): the fd, or -errno (-EPERM: distrusted) with the
+ * reason in why. */
+int open_trusted(const char *path, bool dir, char *why, size_t size);
 const char *action_name(enum action a);
 const char *victim_name(enum victim v);
 /* Does the rule's kill send SIGKILL (its signal or an escalation)? */
@@ -207,6 +213,7 @@ enum src_type {
 	SRC_PSI,	/* a PSI trigger, EPOLLPRI */
 	SRC_PRESSURE_LEVEL,	/* v1 memory.pressure_level eventfd */
 	SRC_SWAP,	/* timerfd: the swap poll */
+	SRC_WATCH_TIMER,	/* timerfd: emptied cgroups' files closed after a delay (watch.c) */
 };
 
 struct src {
@@ -241,6 +248,7 @@ struct cg {
 		uint64_t t, v;
 	} samples[PIDS_SAMPLES];
 	unsigned nsamples, sample_head;
+	bool pids_foreign_told;	/* a rise not acted on: another's limit (said once) */
 	struct cg *poll_next;	/* on the v1 poll list */
 	bool on_poll;
 	/* pids-current: pids.current and pids.max of the same hierarchy as
@@ -263,6 +271,7 @@ struct cg {
 	struct src plevel;
 	int plevel_file;	/* memory.pressure_level, kept open while registered */
 	bool plevel_fallback;	/* memory.pressure_level stands in for memory.pressure */
+	bool psi_turned_on;	/* we turned its cgroup.pressure on (said once) */
 	struct episode ep[PSRC_N];	/* one episode per source (enum pressure_src) */
 	uint64_t plevel_count;	/* v1 level notifications in its episode (eventfd counts) */
 	bool swap_armed;	/* counted by the swap poll */
@@ -271,7 +280,27 @@ struct cg {
 	struct victim_base *vbase;
 
 	uint64_t holdoff_until;
+
+	/* v1 counterparts refused as not its own (counterpart.c), said once */
+	unsigned char v1_refused;	/* V1_REFUSED_* */
+	/* watch.c: an empty cgroup holds no file. Populated or not is told
+	 * by inotify on its cgroup.events; its triggers' files are open
+	 * (armed) only while it is populated, and a while after. */
+	struct cg **pprev;	/* its link: in D.cgs while armed, else in watch.c's list */
+	struct cg *wd_next;	/* the other rules' cgroups of its directory (one watch) */
+	int events_wd;		/* the inotify watch of its cgroup.events */
+	unsigned owner;		/* the uid its watch is charged to (MaxWatchesPerOwner=) */
+	bool armed;
+	bool queued;		/* armed and empty (to close), or populated and short of files */
+	struct cg *q_next, *q_prev;
+	uint64_t empty_since;	/* ms */
+	/* the files its counters (pids.events max, oom_kill) were last read
+	 * from (st_dev, st_ino), and their hierarchies (1, 2; 0 unknown) */
+	uint64_t pids_file[2], mem_file[2];
+	unsigned char pids_hier, mem_hier;
 };
+#define V1_REFUSED_PIDS 1u
+#define V1_REFUSED_MEMORY 2u
 
 struct daemon {
 	struct config cfg;
@@ -287,8 +316,8 @@ struct daemon {
 	char *v2;		/* the cgroup v2 mount */
 	char *v1_pids, *v1_memory, *v1_freezer;	/* v1 mounts, NULL if none */
 	int event_fd;		/* EventLog=, -1 if none */
-	struct cg *cgs;		/* all watched cgroups */
-	size_t ncgs;
+	struct cg *cgs;		/* the armed cgroups (watch.c keeps the empty ones) */
+	size_t ncgs;		/* all watched cgroups */
 	bool v1_poll_logged;
 	bool pcur_poll_logged;
 	char *self_rel, *init_rel;	/* never watched */
@@ -298,6 +327,7 @@ extern struct daemon D;
 
 int epoll_add(struct src *s, unsigned events);
 void src_close(struct src *s);
+unsigned closes_pending(unsigned uid);
 
 int watch_start(void);		/* all rules of D.cfg */
 void watch_stop(void);		/* all watches and cgroups */
@@ -305,11 +335,52 @@ void watch_inotify_event(void);
 void watch_reap(void);		/* free cgroups marked dead */
 void watch_dump(void);
 void watch_populated_event(struct cg *c);
+void watch_timer_event(void);
 
-/* The v1 cgroup of c in the hierarchy mounted at mount (NULL: none), for
- * controller: the same path if it exists, else that of a member process
- * (/proc/PID/cgroup); malloc'ed, NULL if none. */
-char *v1_counterpart(struct cg *c, const char *mount, const char *controller);
+/* v1 counterparts (counterpart.c). The v1 cgroup of the v2 cgroup rel in
+ * the hierarchy mounted at mount (NULL: none), for controller: the same
+ * path if it exists, else that of a member process (/proc/PID/cgroup),
+ * and only if it belongs to rel alone (no task outside rel's subtree in
+ * it or below it, writable by root and rel's owner only; with cover, it
+ * also holds every task of rel's subtree). malloc'ed; NULL if none (why
+ * ""), or if refused (why says why). */
+char *v1_counterpart(const char *rel, const char *mount, const char *controller, bool cover, char *why,
+		     size_t size);
+/* For a victim figure: the v1 memory cgroup of the candidate rel in *v1
+ * (malloc'ed, cover), 0; 1 if none can be its (none, or refused for what
+ * neither it nor its owner did: its processes' sums stand for it); -EPERM
+ * if refused by its owner's doing (the figure is hidden). why says why. */
+int v1_figure_cgroup(const char *rel, char **v1, char *why, size_t size);
+/* Does the v1 cgroup dir (an ancestor of a counterpart) belong to the v2
+ * cgroup rel alone, as a counterpart would (why says why not)? */
+bool v1_alone(const char *rel, const char *mount, const char *controller, const char *dir, char *why, size_t size);
+/* The directory of the file open at fd (a counterpart in use). */
+bool counterpart_dir(int fd, char *buf, size_t size);
+/* Before acting on the counterpart whose file is open at fd: does it still
+ * belong to c alone? If not, says so (the caller disarms). */
+bool counterpart_still_own(struct cg *c, int fd, const char *controller, const char *what);
+/* A trigger (what) of c not armed: its counterpart refused (why), said
+ * once per cgroup and controller; counterpart_used() when armed on one. */
+void counterpart_refused(struct cg *c, const char *controller, const char *what, const char *why);
+void counterpart_used(struct cg *c, const char *controller);
+/* For the state dump: the refused counterparts of c, and why now. */
+void counterpart_dump(const struct cg *c);
+/* For --check: the counterparts of the cgroups that match cfg's rules now. */
+void counterpart_check(const struct config *cfg);
+/* The VmRSS and VmSwap sums of the processes of the v2 subtree at dfd
+ * (figures where no v1 memory cgroup is the candidate's own); false if a
+ * part could not be read. */
+bool procs_memory(int dfd, uint64_t *rss, uint64_t *swap);
+/* The real, effective and saved uids of process pid, from
+ * /proc/PID/status (not the owner of /proc/PID, which is root's for a
+ * process that made itself not dumpable): 0, or -1 if it is gone. */
+int proc_uids(pid_t pid, uid_t uids[3]);
+/* The pids.events of the cgroup at dfd that counts its own limit only
+ * (pids-events.c): pids.events.local where it exists, else pids.events;
+ * opened (fd, or -errno), its name in *name. */
+int pids_events_open(int dfd, const char **name);
+/* The "max N" of a pids.events text; false if absent or malformed. */
+bool pids_events_max(const char *text, uint64_t *v);
 bool pids_arm(struct cg *c, bool quiet);
 void pids_event(struct cg *c);
 void pids_populated_event(struct cg *c);
@@ -336,17 +407,24 @@ void memory_event(struct cg *c, enum src_type type);
 void memory_disarm(struct cg *c);
 
 /* Victim choice (victim.c). The candidates under c (its leaves, or a
- * subtree with memory.oom.group=1 as one), best first, omitted ones left
- * out: rels relative to D.v2, malloc'ed. why: the top five with their
- * figures, one text; json: the same as a JSON array. Returns the count,
- * 0 if none, or -errno. */
-int victim_rank(struct cg *c, char ***rels, char **why, char **json);
+ * subtree with memory.oom.group=1 as one; another owner's subtree as
+ * one), best first, omitted ones left out: rels relative to D.v2,
+ * malloc'ed. The candidates of one owner are ranked as one: groups[i]
+ * is the place of rels[i]'s owner (or of rels[i] alone) in the order,
+ * those of one place together; the victim is all of a place. why: the
+ * top five with their figures, one text; json: the same as a JSON array.
+ * Returns the count of rels, 0 if none, or -errno. */
+int victim_rank(struct cg *c, char ***rels, int **groups, char **why, char **json);
 void victim_free(char **rels, int n);
 /* A pressure episode began on c while none of its others was under way
  * (trigger-pressure.c: one per source): remember the figures that growth
  * is measured from. */
 void victim_episode_start(struct cg *c);
 void victim_forget(struct cg *c);
+/* The memory.low the kernel grants a cgroup of usage and memory.low
+ * whose parent is granted parent_elow, siblings being the sum of
+ * min(usage, memory.low) over the parent's children (protection.c). */
+uint64_t low_effective(uint64_t usage, uint64_t low, uint64_t parent_elow, uint64_t siblings);
 
 /* Hooks (hook.c): run argv with env (NULL-terminated "K=V"), wait at most
  * timeout_ms, killing it then. Returns its exit status, 256+signal if
@@ -368,5 +446,9 @@ void open_failed(const char *path, int err);
 ssize_t read_at0(int fd, char *buf, size_t size);
 /* The value of "key N" in text; false if absent. */
 bool kv_get(const char *text, const char *key, uint64_t *v);
+/* Is the cgroup at dfd populated (cgroup.events, victim.c)? 1, 0 (empty
+ * or gone), or -errno: a cgroup that cannot be read must not pass for
+ * empty. */
+int cg_populated(int dfd);
 
 #endif

@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,6 +257,11 @@ static void daemon_key(struct ctx *x, const char *key, const char *v)
 			else
 				cfg->poll_ms = ms;
 		}
+	} else if (!strcmp(key, "MaxWatchesPerOwner")) {
+		if (!strcmp(v, "infinity"))
+			cfg->max_watches_per_owner = UINT_MAX;
+		else if (parse_uint(v, 1, 10000000, &cfg->max_watches_per_owner) < 0)
+			ERR("MaxWatchesPerOwner=%s: a number from 1 to 10000000, or infinity", v);
 	} else {
 		ERR("unknown key %s in [Daemon]", key);
 	}
@@ -984,23 +990,224 @@ void conf_finish(struct config *cfg, conf_error_fn err, void *userdata)
 
 /* ---- files ---- */
 
+/*
+ * Whom the daemon trusts for what it runs as root: the configuration names
+ * programs (ExecPreKill=) and files (EventLog=), so a file that another
+ * user could have written is refused, as sshd (StrictModes) and sudo do.
+ * Every object on the way is checked: each directory from / down, each
+ * symlink (followed, its target checked by the same rules, so that
+ * /etc/cgkill may be a link into a root-owned tree), and the object
+ * itself. Each must be root's (or the daemon's own user's), and none may
+ * be writable by group or others; a directory on the way may be if it is
+ * sticky (/tmp), since then no one else can rename or replace what root
+ * owns in it. The walk goes by file descriptors, so what was checked is
+ * what is opened.
+ */
+#define TRUST_HOPS 40
+
+/* Why st (of the path at) cannot be trusted, in why; false if it can.
+ * last: the object itself, for which a sticky directory is no excuse. */
+static bool distrusted(const struct stat *st, const char *at, bool last, char *why, size_t size)
+{
+	if (st->st_uid != 0 && st->st_uid != geteuid())
+		snprintf(why, size, "%s is owned by uid %u, not root", *at ? at : "/", (unsigned)st->st_uid);
+	else if (!S_ISLNK(st->st_mode) && (st->st_mode & (S_IWGRP | S_IWOTH)) &&
+		 !(S_ISDIR(st->st_mode) && !last && (st->st_mode & S_ISVTX)))
+		snprintf(why, size, "%s is writable by %s (mode %04o)", *at ? at : "/",
+			 st->st_mode & S_IWOTH ? "others" : "its group", (unsigned)(st->st_mode & 07777));
+	else
+		return false;
+	return true;
+}
+
+/* at (the path walked so far, "" for /) with comp added or, for "..",
+ * its last component taken off. */
+static void at_step(char *at, size_t size, const char *comp)
+{
+	size_t n = strlen(at);
+
+	if (!strcmp(comp, "..")) {
+		while (n && at[n - 1] != '/')
+			n--;
+		at[n ? n - 1 : 0] = '\0';
+	} else if (n + 1 + strlen(comp) < size) {
+		at[n] = '/';
+		strcpy(at + n + 1, comp);
+	}
+}
+
+/* The root directory, to walk from: an O_PATH fd, st its stat; or -errno. */
+static int trust_root(struct stat *st, char *at, char *why, size_t size)
+{
+	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	at[0] = '\0';
+	if (fd < 0 || fstat(fd, st) < 0) {
+		int ret = -errno;
+
+		snprintf(why, size, "/: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/* The symlink comp (open at link, stat st) in the directory *cur (path
+ * at): checked, its target put before rest in todo, *cur moved to / for an
+ * absolute one (st then the stat of *cur). 0, or -errno with why. */
+static int trust_link(int link, const char *comp, const char *rest, int *cur, struct stat *st, char *at,
+		      char *todo, size_t todo_size, int *hops, char *why, size_t size)
+{
+	char target[4096], joined[8192], link_at[4096];
+	ssize_t n = readlinkat(link, "", target, sizeof(target) - 1);
+	int ret;
+
+	snprintf(link_at, sizeof(link_at), "%s", at);
+	at_step(link_at, sizeof(link_at), comp);
+	close(link);
+	/* a link is changed by whoever may write its directory (checked);
+	 * its owner is checked all the same, as the kernel's
+	 * protected_symlinks does */
+	if (distrusted(st, link_at, false, why, size))
+		return -EPERM;
+	if (n < 0 || ++*hops > TRUST_HOPS) {
+		ret = n < 0 ? -errno : -ELOOP;
+		snprintf(why, size, "%s: %s", link_at, strerror(-ret));
+		return ret;
+	}
+	target[n] = '\0';
+	snprintf(joined, sizeof(joined), "%s/%s", target, rest);
+	snprintf(todo, todo_size, "%s", joined);
+	if (target[0] != '/')
+		return fstat(*cur, st) < 0 ? -errno : 0;
+	close(*cur);
+	*cur = trust_root(st, at, why, size);
+	return *cur < 0 ? *cur : 0;
+}
+
+/* The object checked (cur, its parent and name, its stat st), opened for
+ * reading as the same inode (a regular file's open cannot block; a FIFO
+ * swapped in meanwhile is seen by its inode): fd or -errno. */
+static int trust_open(int cur, int parent, const char *name, const struct stat *st, bool dir,
+		      const char *at, char *why, size_t size)
+{
+	struct stat again;
+	int fd;
+
+	if (distrusted(st, at, true, why, size))
+		return -EPERM;
+	if (dir != !!S_ISDIR(st->st_mode) || (!dir && !S_ISREG(st->st_mode))) {
+		snprintf(why, size, "%s: %s", *at ? at : "/", dir ? strerror(ENOTDIR) : "not a regular file");
+		return dir ? -ENOTDIR : -EINVAL;
+	}
+	fd = dir ? openat(cur, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+		 : openat(parent, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd >= 0 && (fstat(fd, &again) < 0 || again.st_dev != st->st_dev || again.st_ino != st->st_ino)) {
+		close(fd);
+		fd = -1;
+		errno = EAGAIN;
+	}
+	if (fd < 0) {
+		int ret = -errno;
+
+		snprintf(why, size, "%s: %s", at, strerror(errno));
+		return ret;
+	}
+	return fd;
+}
+
+int open_trusted(const char *path, bool dir, char *why, size_t size)
+{
+	char todo[8192], at[4096] = "", name[256] = "";
+	int cur, parent = -1, hops = 0, ret;
+	struct stat st = { 0 };
+	char *p;
+
+	if (path[0] == '/') {
+		snprintf(todo, sizeof(todo), "%s", path);
+	} else {
+		if (!getcwd(todo, 4096)) {
+			ret = -errno;
+			snprintf(why, size, "the working directory: %s", strerror(-ret));
+			return ret;
+		}
+		snprintf(todo + strlen(todo), sizeof(todo) - strlen(todo), "/%s", path);
+	}
+	cur = ret = trust_root(&st, at, why, size);
+	for (p = todo; cur >= 0;) {
+		char *comp, *rest;
+		int next;
+
+		if (distrusted(&st, at, false, why, size)) {
+			ret = -EPERM;
+			break;
+		}
+		while (*p == '/')
+			p++;
+		if (!*p) {
+			ret = trust_open(cur, parent, name, &st, dir, at, why, size);
+			break;
+		}
+		comp = p;
+		p += strcspn(p, "/");
+		rest = p + strspn(p, "/");
+		if (*p)
+			*p++ = '\0';
+		if (!strcmp(comp, "."))
+			continue;
+		next = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 || fstat(next, &st) < 0) {
+			ret = -errno;
+			at_step(at, sizeof(at), comp);
+			snprintf(why, size, "%s: %s", at, strerror(errno));
+			if (next >= 0)
+				close(next);
+			break;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			ret = trust_link(next, comp, p, &cur, &st, at, todo, sizeof(todo), &hops, why, size);
+			if (ret < 0)
+				break;
+			p = todo;
+			continue;
+		}
+		at_step(at, sizeof(at), comp);
+		if (*rest && !S_ISDIR(st.st_mode)) {
+			close(next);
+			ret = -ENOTDIR;
+			snprintf(why, size, "%s: %s", at, strerror(ENOTDIR));
+			break;
+		}
+		if (parent >= 0)
+			close(parent);
+		parent = cur;
+		cur = next;
+		/* a name the kernel accepted: at most NAME_MAX bytes */
+		memcpy(name, comp, strnlen(comp, sizeof(name) - 1));
+		name[strnlen(comp, sizeof(name) - 1)] = '\0';
+	}
+	if (cur >= 0)
+		close(cur);
+	if (parent >= 0)
+		close(parent);
+	return ret;
+}
+
 static void load_file(struct config *cfg, const char *path, bool optional, conf_error_fn err,
 		      void *ud)
 {
 	struct ctx x = { .cfg = cfg, .file = path, .err = err, .ud = ud };
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	struct stat st;
+	char why[1024];
+	int fd = open_trusted(path, false, why, sizeof(why));
 	char *text = NULL;
 	size_t len = 0;
 
 	if (fd < 0) {
-		if (!(optional && errno == ENOENT))
-			error_at(cfg, &x, "cannot open: %s", strerror(errno));
-		return;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		error_at(cfg, &x, "not a regular file");
-		close(fd);
+		if (fd == -EPERM)
+			error_at(cfg, &x, "refused: %s (a file root runs must be root's, in directories only root may change)", why);
+		else if (!(optional && fd == -ENOENT))
+			error_at(cfg, &x, "cannot open: %s", why);
 		return;
 	}
 	text = malloc(CONF_MAX_SIZE + 1);
@@ -1037,10 +1244,29 @@ static int conf_name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void conf_load(struct config *cfg, const char *path, bool optional, conf_error_fn err, void *ud)
+/* The protected list says what root must never kill: trusted as the
+ * configuration is, or a user who can write it un-protects anything. Only
+ * a missing default list is fine (the library's defaults). */
+static void trust_protected(struct config *cfg, conf_error_fn err, void *ud)
 {
-	char dir[4096];
+	const char *file = cfg->protected_file ?: secure_getenv("CGKILL_PROTECTED") ?: "/etc/cgkill/protected";
+	struct ctx x = { .cfg = cfg, .file = file, .err = err, .ud = ud };
+	char why[1024];
+	int fd = open_trusted(file, false, why, sizeof(why));
+
+	if (fd >= 0)
+		close(fd);
+	else if (fd == -EPERM)
+		error_at(cfg, &x, "refused as the protected list: %s (it must be root's, in directories only root may change)", why);
+	else if (fd != -ENOENT || cfg->protected_file)
+		error_at(cfg, &x, "cannot open the protected list: %s", why);
+}
+
+static void load_all(struct config *cfg, const char *path, bool optional, conf_error_fn err, void *ud)
+{
+	char dir[4096], why[1024];
 	DIR *d;
+	int fd;
 	struct dirent *e;
 	char **names = NULL;
 	size_t n = 0;
@@ -1048,13 +1274,19 @@ void conf_load(struct config *cfg, const char *path, bool optional, conf_error_f
 	load_file(cfg, path, optional, err, ud);
 	if ((size_t)snprintf(dir, sizeof(dir), "%s.d", path) >= sizeof(dir))
 		return;
-	d = opendir(dir);
+	fd = open_trusted(dir, true, why, sizeof(why));
+	d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
-		if (errno != ENOENT) {
-			struct ctx x = { .cfg = cfg, .file = dir, .err = err, .ud = ud };
+		struct ctx x = { .cfg = cfg, .file = dir, .err = err, .ud = ud };
 
-			error_at(cfg, &x, "cannot open the directory: %s", strerror(errno));
-		}
+		if (fd == -EPERM)
+			error_at(cfg, &x, "refused: %s (its files are run as root: it must be root's and only root may change it)", why);
+		else if (fd >= 0)
+			error_at(cfg, &x, "cannot read the directory: %s", strerror(errno));
+		else if (fd != -ENOENT)
+			error_at(cfg, &x, "cannot open the directory: %s", why);
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
 	while ((e = readdir(d))) {
@@ -1083,4 +1315,10 @@ void conf_load(struct config *cfg, const char *path, bool optional, conf_error_f
 		free(names[i]);
 	}
 	free(names);
+}
+
+void conf_load(struct config *cfg, const char *path, bool optional, conf_error_fn err, void *ud)
+{
+	load_all(cfg, path, optional, err, ud);
+	trust_protected(cfg, err, ud);
 }

@@ -14,6 +14,9 @@ $(DAEMON_BIN): $(DAEMON_OBJ) $(B)/libcgkill.a
 # fuzz/fuzz-conf.c includes daemon/config.c (the pure parser).
 $(B)/fuzz/fuzz-conf: daemon/config.c daemon/cgkilld.h
 
+# tests/test-victim-low.c includes daemon/protection.c (pure).
+$(B)/tests/test-victim-low.o: daemon/protection.c daemon/cgkilld.h
+
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSCONFDIR ?= /etc
 SBINDIR ?= $(PREFIX)/sbin

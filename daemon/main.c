@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -83,9 +84,157 @@ int epoll_add(struct src *s, unsigned events)
 	return 0;
 }
 
+/* Closing a PSI trigger waits in the kernel for an RCU grace period
+ * (psi_trigger_destroy(): synchronize_rcu(), 17 ms on average here, up to
+ * 36): a user who empties or removes many watched cgroups at once would
+ * stall the loop for seconds. Those files leave the epoll set at once and
+ * are closed by a pool of threads: closes that wait at the same time share
+ * grace periods (one thread alone closes ~100 a second), so a backlog
+ * drains about CLOSERS times faster, at exit too. */
+#define CLOSERS 8
+
+/* a close to do, charged to the owner of the cgroup (0: root's) */
+struct closing {
+	int fd;
+	unsigned uid;
+};
+
+/* pending closes of one owner (few owners have any: a short list) */
+struct owed {
+	unsigned uid, n;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t more;
+	struct closing *fds;
+	size_t n, cap;
+	struct owed *owed;
+	size_t nowed, owed_cap;
+	unsigned started, idle;
+	bool stop;
+	pthread_t thread[CLOSERS];
+} closer = { .lock = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER };
+
+/* uid's count of pending closes += delta; the closer's lock held. */
+static bool owed_add(unsigned uid, int delta)
+{
+	size_t i;
+
+	if (!uid)
+		return true;
+	for (i = 0; i < closer.nowed && closer.owed[i].uid != uid; i++)
+		;
+	if (i == closer.nowed) {
+		if (delta < 0)
+			return true;
+		if (closer.nowed == closer.owed_cap) {
+			size_t cap = closer.owed_cap ? 2 * closer.owed_cap : 16;
+			struct owed *g = realloc(closer.owed, cap * sizeof(*g));
+
+			if (!g)
+				return false;
+			closer.owed = g;
+			closer.owed_cap = cap;
+		}
+		closer.owed[closer.nowed++] = (struct owed){ .uid = uid };
+	}
+	closer.owed[i].n += (unsigned)delta;
+	if (!closer.owed[i].n)
+		closer.owed[i] = closer.owed[--closer.nowed];
+	return true;
+}
+
+/* How many of uid's PSI triggers wait to be closed. */
+unsigned closes_pending(unsigned uid)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&closer.lock);
+	for (size_t i = 0; i < closer.nowed; i++)
+		if (closer.owed[i].uid == uid)
+			n = closer.owed[i].n;
+	pthread_mutex_unlock(&closer.lock);
+	return n;
+}
+
+static void *closer_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&closer.lock);
+	for (;;) {
+		struct closing c;
+
+		closer.idle++;
+		while (!closer.n && !closer.stop)
+			pthread_cond_wait(&closer.more, &closer.lock);
+		closer.idle--;
+		if (!closer.n)
+			break;
+		c = closer.fds[--closer.n];
+		pthread_mutex_unlock(&closer.lock);
+		close(c.fd);
+		pthread_mutex_lock(&closer.lock);
+		owed_add(c.uid, -1);
+	}
+	pthread_mutex_unlock(&closer.lock);
+	return NULL;
+}
+
+/* fd to the closing thread: false if it cannot take it (close it here). */
+static bool close_later(int fd, unsigned uid)
+{
+	bool taken = false;
+
+	pthread_mutex_lock(&closer.lock);
+	/* one more thread while none is idle for it, up to CLOSERS */
+	if (closer.started < CLOSERS && closer.idle <= closer.n) {
+		pthread_attr_t attr;
+
+		/* mlockall(MCL_FUTURE) locks its stack: a small one */
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, 64 * 1024);
+		if (pthread_create(&closer.thread[closer.started], &attr, closer_main, NULL) == 0)
+			closer.started++;
+		pthread_attr_destroy(&attr);
+	}
+	if (closer.started && closer.n == closer.cap) {
+		size_t cap = closer.cap ? 2 * closer.cap : 64;
+		struct closing *g = realloc(closer.fds, cap * sizeof(*g));
+
+		if (g) {
+			closer.fds = g;
+			closer.cap = cap;
+		}
+	}
+	if (closer.started && closer.n < closer.cap && owed_add(uid, 1)) {
+		closer.fds[closer.n++] = (struct closing){ .fd = fd, .uid = uid };
+		pthread_cond_signal(&closer.more);
+		taken = true;
+	}
+	pthread_mutex_unlock(&closer.lock);
+	return taken;
+}
+
+/* At exit: what is left closed by all the threads at once, joined. */
+static void closer_stop(void)
+{
+	pthread_mutex_lock(&closer.lock);
+	closer.stop = true;
+	pthread_cond_broadcast(&closer.more);
+	pthread_mutex_unlock(&closer.lock);
+	for (unsigned i = 0; i < closer.started; i++)
+		pthread_join(closer.thread[i], NULL);
+	free(closer.fds);
+	free(closer.owed);
+}
+
 void src_close(struct src *s)
 {
-	if (s->fd >= 0)
+	if (s->fd < 0)
+		return;
+	if (s->type != SRC_PSI || epoll_ctl(D.epfd, EPOLL_CTL_DEL, s->fd, NULL) < 0 ||
+	    !close_later(s->fd, s->cg ? s->cg->owner : 0))
 		close(s->fd);	/* leaves the epoll set with it */
 	s->fd = -1;
 }
@@ -149,15 +298,74 @@ static int load(struct config *cfg, const char *path, bool optional)
 	return 0;
 }
 
+/*
+ * EventLog=: root appends to it, so it must be no file that someone else
+ * chose. Its directory, and every one above, must pass open_trusted(): the
+ * directory itself root's and writable by no one else, so that no symlink
+ * or hard link can be planted in it; the file is opened without following
+ * a symlink, without blocking (a FIFO) and without becoming a controlling
+ * terminal, and only a regular file is written. With create false (for
+ * --check), nothing is created. The fd (-1 for none, or with create false
+ * 0 when it may be used), or -errno with the reason in why.
+ */
+static int event_log_open(const char *path, bool create, char *why, size_t size)
+{
+	const char *base = strrchr(path, '/');
+	char dir[4096];
+	struct stat st;
+	int dfd, fd;
+
+	if (!base || !base[1] || !strcmp(base, "/.") || !strcmp(base, "/..") ||
+	    (size_t)(base - path) >= sizeof(dir)) {
+		snprintf(why, size, "not a file name");
+		return -EINVAL;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", base == path ? 1 : (int)(base - path), path);
+	dfd = open_trusted(dir, true, why, size);
+	if (dfd < 0)
+		return dfd;
+	fd = openat(dfd, base + 1,
+		    create ? O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY
+			   : O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		    0640);
+	close(dfd);
+	if (fd < 0 && !create && errno == ENOENT)
+		return 0;	/* created at start */
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int e = errno;
+
+		/* ENXIO: a FIFO without a reader, or a device */
+		snprintf(why, size, "%s", e == ELOOP ? "a symlink" : e == ENXIO ? "not a regular file" : strerror(e));
+		if (fd >= 0)
+			close(fd);
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(why, size, "%s", S_ISLNK(st.st_mode) ? "a symlink" : "not a regular file");
+		close(fd);
+		return -EINVAL;
+	}
+	if (!create) {
+		close(fd);
+		return 0;
+	}
+	return fd;
+}
+
+/* At start and at each reload: a refused EventLog= is logged and the
+ * events go to the log only; the guard goes on. */
 static int open_event_log(const char *path)
 {
+	char why[1024];
 	int fd;
 
 	if (!path)
 		return -1;
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
-	if (fd < 0)
-		log_msg(LOG_PRI_ERR, "EventLog %s: %s (events go to the log only)", path, strerror(errno));
+	fd = event_log_open(path, true, why, sizeof(why));
+	if (fd < 0) {
+		log_msg(LOG_PRI_ERR, "EventLog %s: refused: %s (events go to the log only)", path, why);
+		return -1;
+	}
 	return fd;
 }
 
@@ -182,13 +390,7 @@ static void reload(void)
 		status();
 		return;
 	}
-	/* carry the storm counters over to rules of the same name */
-	for (size_t i = 0; i < next.nrules; i++)
-		for (size_t j = 0; j < D.cfg.nrules; j++)
-			if (!strcmp(next.rules[i].name, D.cfg.rules[j].name)) {
-				memcpy(next.rules[i].storm, D.cfg.rules[j].storm, sizeof(next.rules[i].storm));
-				next.rules[i].nstorm = D.cfg.rules[j].nstorm;
-			}
+	/* the storm limit's counters go on by rule name (act.c) */
 	watch_stop();
 	watch_reap();
 	conf_free(&D.cfg);
@@ -242,7 +444,8 @@ static void survive(void)
 					getpriority(PRIO_PROCESS, 0));
 		}
 	}
-	/* a few fds per watched cgroup */
+	/* a few fds per populated cgroup, and half the limit for actions
+	 * (watch.c keeps it) */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		hook_nofile_soft = rl.rlim_cur;
 		rl.rlim_cur = rl.rlim_max;
@@ -335,6 +538,7 @@ static void shutdown_all(void)
 	src_close(&D.sig);
 	src_close(&D.watchdog);
 	src_close(&D.v1poll);
+	closer_stop();
 	close(D.epfd);
 	free(D.v2);
 	free(D.v1_pids);
@@ -374,11 +578,30 @@ static int check(const char *path, bool optional)
 		fprintf(stderr, "cgkilld: %s: the configuration has errors\n", path);
 		return 1;
 	}
+	/* what the start would log about EventLog=, without creating it */
+	if (cfg.event_log) {
+		char why[1024];
+
+		if (event_log_open(cfg.event_log, false, why, sizeof(why)) < 0) {
+			log_msg(LOG_PRI_ERR, "EventLog %s: refused: %s (events go to the log only)",
+				cfg.event_log, why);
+			fprintf(stderr, "cgkilld: %s: EventLog= would be refused\n", path);
+			conf_free(&cfg);
+			return 1;
+		}
+	}
 	printf("%s: %zu rule(s), OK\n", path, cfg.nrules);
 	for (size_t i = 0; i < cfg.nrules; i++)
 		printf("  %s: %s, %s%s\n", cfg.rules[i].name, cfg.rules[i].match,
 		       action_name(cfg.rules[i].action),
 		       cfg.rules[i].dry_run || cfg.dry_run ? " (dry run)" : "");
+	/* the v1 counterparts of the cgroups that match now */
+	if (hierarchies() == 0)
+		counterpart_check(&cfg);
+	free(D.v2);
+	free(D.v1_pids);
+	free(D.v1_memory);
+	free(D.v1_freezer);
 	conf_free(&cfg);
 	return 0;
 }
@@ -550,6 +773,9 @@ int main(int argc, char **argv)
 				break;
 			case SRC_POPULATED:
 				watch_populated_event(s->cg);
+				break;
+			case SRC_WATCH_TIMER:
+				watch_timer_event();
 				break;
 			case SRC_MEM:
 			case SRC_MEM_V1:

@@ -26,31 +26,35 @@ void log_use_syslog(void)
 	use_syslog = true;
 }
 
+/* Every line goes through the library's one filter (CGK_TEXT_SAFE): the
+ * names in it are chosen by whoever made the cgroups, and an escape
+ * sequence, a CR or a newline of theirs must neither drive the terminal
+ * that shows the log nor forge a line of its own. */
 void log_msg(int pri, const char *fmt, ...)
 {
-	char buf[2048];
+	char buf[2048], line[2100];
 	va_list ap;
 	int n;
 
 	if (pri >= LOG_PRI_DEBUG && !log_verbose)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	if (n < 0)
+		return;
+	n = snprintf(line, sizeof(line), "<%d>", pri);
+	/* whole characters only, and room for the newline */
+	cgk_text_format(line + n, sizeof(line) - (size_t)n - 1, buf, strnlen(buf, sizeof(buf)), CGK_TEXT_SAFE);
 	if (use_syslog) {
-		syslog(pri, "%s", buf);
+		syslog(pri, "%s", line + n);
 		return;
 	}
 	/* one write: lines from a crowded moment stay whole */
-	{
-		char line[2100];
-
-		n = snprintf(line, sizeof(line), "<%d>%s\n", pri, buf);
-		if (n > (int)sizeof(line) - 1)
-			n = (int)sizeof(line) - 1, line[n - 1] = '\n';
-		while (write(STDERR_FILENO, line, (size_t)n) < 0 && errno == EINTR)
-			;
-	}
+	n = (int)strlen(line);
+	line[n++] = '\n';
+	while (write(STDERR_FILENO, line, (size_t)n) < 0 && errno == EINTR)
+		;
 }
 
 uint64_t now_ms(void)
@@ -124,17 +128,9 @@ void watchdog_ping(bool force)
 	notify("WATCHDOG=1");
 }
 
-/* s as a JSON string, quoted and escaped. */
+/* s as a JSON string, quoted and escaped by the library's one filter: an
+ * event line stays valid UTF-8 JSON whatever the names in it. */
 void json_str(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
+	cgk_text_write(f, s, strlen(s), CGK_TEXT_JSON);
 }

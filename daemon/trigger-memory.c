@@ -5,7 +5,10 @@
  * for v1 and for groups that did not set it.
  *
  * cgroup v2: memory.events notifies (EPOLLPRI), its oom_kill is read.
- * v1 memory hierarchy: the cgroup of the same path under the v1 mount;
+ * v1 memory hierarchy: its v1 counterpart, only where that belongs to it
+ * alone or is shared by its owner's doing (counterpart.c: an outsider's
+ * hog OOM-killed there is not the watched cgroup's, the owner's own
+ * process is), checked again before acting;
  * an eventfd registered through cgroup.event_control with
  * memory.oom_control wakes us when the group is out of memory (and when it
  * is removed). The OOM killer may not have counted its kill yet at that
@@ -14,6 +17,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -57,6 +61,11 @@ static bool check(struct cg *c, bool *gone)
 	}
 	if (v - c->oom_base < c->rule->oom_kills)
 		return false;
+	if (c->mem_v1 && !counterpart_still_own(c, c->mem.fd, "memory", "oom-kill")) {
+		/* armed again when the cgroup next becomes populated */
+		memory_disarm(c);
+		return true;
+	}
 	snprintf(json, sizeof(json),
 		 "\"type\": \"oom-kill\", \"hierarchy\": %d, \"oom_kill\": %llu, \"rise\": %llu",
 		 c->mem_v1 ? 1 : 2, (unsigned long long)v, (unsigned long long)(v - c->oom_base));
@@ -121,7 +130,7 @@ static int open_at(const char *base, const char *rel, const char *name, int flag
 bool memory_arm(struct cg *c, bool quiet)
 {
 	int fd = open_at(D.v2, c->rel, "memory.events", O_RDONLY | O_NONBLOCK), ctl;
-	char line[64], *v1;
+	char line[64], *v1, why[PATH_MAX + 512];
 	uint64_t v = 0;
 
 	c->mem.type = SRC_MEM;
@@ -135,11 +144,13 @@ bool memory_arm(struct cg *c, bool quiet)
 			src_close(&c->mem);
 		return true;
 	}
-	v1 = v1_counterpart(c, D.v1_memory, "memory");
+	v1 = v1_counterpart(c->rel, D.v1_memory, "memory", false, why, sizeof(why));
 	fd = v1 ? open_at(v1, "", "memory.oom_control", O_RDONLY) : -1;
 	if (fd < 0) {
 		if (v1 && errno != ENOENT)
 			open_failed(v1, errno);
+		else if (*why)
+			counterpart_refused(c, "memory", "oom-kill", why);
 		else if (!quiet && c->rule->told_unarmed++ == 0)
 			log_msg(LOG_PRI_NOTICE,
 				"rule %s: %s/%s has no memory.events (v2) and no v1 memory counterpart yet: oom-kill armed once there is one%s",
@@ -149,6 +160,7 @@ bool memory_arm(struct cg *c, bool quiet)
 	}
 	c->mem.fd = fd;
 	c->mem_v1 = true;
+	counterpart_used(c, "memory");
 	read_oom_kills(c, &v);
 	c->oom_base = v;
 	c->efd.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

@@ -28,6 +28,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -42,7 +43,7 @@ static bool read_max(struct cg *c, uint64_t *v)
 
 	if (read_at0(c->pids.fd, buf, sizeof(buf)) < 0)
 		return false;
-	return kv_get(buf, "max", v);
+	return pids_events_max(buf, v);
 }
 
 static void push(struct cg *c, uint64_t t, uint64_t v)
@@ -69,15 +70,18 @@ static void reset(struct cg *c, uint64_t t, uint64_t v)
 	push(c, t, v);
 }
 
+/* A file beside the pids.events in use: the v2 cgroup's, or its v1
+ * counterpart's (which need not have the v2 cgroup's path). */
 static uint64_t read_file_u64(struct cg *c, const char *name, bool *is_max)
 {
-	char path[4096], buf[64];
-	const char *base = c->pids_v1 ? D.v1_pids : D.v2;
+	char path[4096], dir[4000], buf[64];
 	int fd;
 	ssize_t n;
 
 	*is_max = false;
-	snprintf(path, sizeof(path), "%s/%s/%s", base, c->rel, name);
+	if (!counterpart_dir(c->pids.fd, dir, sizeof(dir)))
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
@@ -109,6 +113,106 @@ static bool read_num(int fd, uint64_t *v, bool *unlimited)
 	errno = 0;
 	*v = strtoull(buf, &end, 10);
 	return !errno && end != buf;
+}
+
+static void poll_update(void);
+static void current_close(struct cg *c);
+
+/* pids.current and pids.max of the cgroup directory dir: is it at its
+ * numeric limit, or near it (within max/16 + 1: tasks exit while others
+ * are refused)? */
+static bool at_limit(const char *dir, uint64_t *cur, uint64_t *lim)
+{
+	char path[PATH_MAX + 16];
+	bool cur_max = true, lim_max = true, ok;
+	int cfd, lfd;
+
+	snprintf(path, sizeof(path), "%s/pids.current", dir);
+	cfd = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "%s/pids.max", dir);
+	lfd = open(path, O_RDONLY | O_CLOEXEC);
+	ok = read_num(cfd, cur, &cur_max) && read_num(lfd, lim, &lim_max) && !cur_max && !lim_max &&
+	     *cur + *lim / 16 + 1 >= *lim;
+	if (cfd >= 0)
+		close(cfd);
+	if (lfd >= 0)
+		close(lfd);
+	return ok;
+}
+
+/* Is the cgroup v2 mount's super option pids_localevents on
+ * (/proc/self/mountinfo)? */
+static bool v2_localevents(void)
+{
+	char line[4096], mnt[PATH_MAX];
+	bool on = false;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	while (f && !on && fgets(line, sizeof(line), f)) {
+		const char *sep = strstr(line, " - cgroup2 ");
+
+		if (sep && sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1 && !strcmp(mnt, D.v2))
+			on = strstr(sep, ",pids_localevents") || strstr(sep, " pids_localevents");
+	}
+	if (f)
+		fclose(f);
+	return on;
+}
+
+/* Before acting on a pids-max rise: did c's own limit refuse the forks?
+ * v1 pids.events (and v2's with pids_localevents) counts the forks
+ * refused to the cgroup's own tasks by ANY ancestor's limit: an outsider
+ * who fills a shared ancestor's pids.max would make an innocent "a fork
+ * bomb" (RT1 #3). So: its own pids.current at or near its pids.max, or an
+ * ancestor's that belongs to c alone (counterpart.c). Else not acted on,
+ * said once an episode. v2 pids.events.local (and pids.events before
+ * 6.13) count the own limit only. */
+static bool own_limit(struct cg *c)
+{
+	const char *mount = c->pids_v1 ? D.v1_pids : D.v2;
+	char dir[PATH_MAX], why[PATH_MAX + 512] = "";
+	size_t ml = mount ? strlen(mount) : 0;
+	uint64_t cur, lim;
+
+	if ((!c->pids_v1 && !v2_localevents()) || !counterpart_dir(c->pids.fd, dir, sizeof(dir)))
+		return true;
+	if (at_limit(dir, &cur, &lim))
+		return true;
+	for (char *slash; (slash = strrchr(dir, '/')) && (size_t)(slash - dir) > ml;) {
+		*slash = '\0';
+		if (!at_limit(dir, &cur, &lim))
+			continue;
+		if (c->pids_v1 && v1_alone(c->rel, mount, "pids", dir, why, sizeof(why)))
+			return true;
+		if (!c->pids_foreign_told)
+			log_msg(LOG_PRI_NOTICE,
+				"rule %s: %s/%s: pids-max: not acted on: the forks were refused by the pids.max of its ancestor %s (pids %llu of %llu), not by its own, and that ancestor is not its alone: %s",
+				c->rule->name, D.v2, c->rel, dir, (unsigned long long)cur, (unsigned long long)lim,
+				*why ? why : "it holds other cgroups than it");
+		c->pids_foreign_told = true;
+		return false;
+	}
+	if (!c->pids_foreign_told)
+		log_msg(LOG_PRI_NOTICE,
+			"rule %s: %s/%s: pids-max: not acted on (yet): neither its own pids.max nor an ancestor's is reached now, so the limit that refused the forks is not known to be its own",
+			c->rule->name, D.v2, c->rel);
+	c->pids_foreign_told = true;
+	return false;
+}
+
+/* Before acting on a v1 counterpart: is it still c's alone? If not, the
+ * pids triggers are dropped until the cgroup next becomes populated
+ * (watch.c arms them again then, if it is c's own again). */
+static bool still_own(struct cg *c, const char *what)
+{
+	if (!c->pids_v1 || counterpart_still_own(c, c->pids.fd, "pids", what))
+		return true;
+	src_close(&c->pids);
+	current_close(c);
+	c->pids_v1 = false;
+	c->nsamples = 0;
+	poll_update();
+	return false;
 }
 
 /* pids-current: is the condition held long enough? Fires at most once a
@@ -144,6 +248,9 @@ static void current_check(struct cg *c, uint64_t t)
 	if (t - c->high_since >= r->pids_current_for_ms) {
 		char json[320], text[256];
 		uint64_t held = t - c->high_since;
+
+		if (!still_own(c, "pids-current"))
+			return;
 
 		c->high_since = t;	/* a new duration from now */
 		snprintf(json, sizeof(json),
@@ -197,6 +304,9 @@ static void sample(struct cg *c)
 		uint64_t cur = read_file_u64(c, "pids.current", &cur_max);
 		uint64_t lim = read_file_u64(c, "pids.max", &lim_max);
 
+		if (!still_own(c, "pids-max") || !own_limit(c))
+			return;
+		c->pids_foreign_told = false;
 		reset(c, t, v);
 		if (lim_max)
 			snprintf(lims, sizeof(lims), "\"max\"");
@@ -216,6 +326,7 @@ static void sample(struct cg *c)
 		c->high = false;	/* acted on: pids-current starts over */
 		return;
 	}
+	c->pids_foreign_told = false;	/* the episode, if any, is over */
 	push(c, t, v);
 	current_check(c, t);
 }
@@ -327,9 +438,14 @@ static int open_at(const char *base, const char *rel, const char *name)
  * when the cgroup becomes populated). */
 bool pids_arm(struct cg *c, bool quiet)
 {
-	int fd = open_at(D.v2, c->rel, "pids.events");
-	char *v1;
+	int dfd = open_at(D.v2, c->rel, ""), fd = -ENOENT;
+	char *v1, why[PATH_MAX + 512];
+	const char *name = "pids.events";
 
+	if (dfd >= 0) {
+		fd = pids_events_open(dfd, &name);
+		close(dfd);
+	}
 	c->pids.type = SRC_PIDS;
 	if (fd >= 0) {
 		char dir[4096];
@@ -346,11 +462,16 @@ bool pids_arm(struct cg *c, bool quiet)
 		poll_update();
 		return true;
 	}
-	v1 = v1_counterpart(c, D.v1_pids, "pids");
-	fd = v1 ? open_at(v1, "", "pids.events") : -1;
+	v1 = v1_counterpart(c->rel, D.v1_pids, "pids", false, why, sizeof(why));
+	dfd = v1 ? open_at(v1, "", "") : -1;
+	fd = dfd >= 0 ? pids_events_open(dfd, &name) : v1 ? -errno : -ENOENT;
+	if (dfd >= 0)
+		close(dfd);
 	if (fd < 0) {
-		if (v1 && errno != ENOENT)
-			open_failed(v1, errno);
+		if (v1 && fd != -ENOENT)
+			open_failed(v1, -fd);
+		else if (*why)
+			counterpart_refused(c, "pids", "pids triggers", why);
 		else if (!quiet && c->rule->told_unarmed++ == 0)
 			log_msg(LOG_PRI_NOTICE,
 				"rule %s: %s/%s has no pids.events (v2) and no v1 pids counterpart yet: its pids triggers are armed once there is one%s",
@@ -360,6 +481,7 @@ bool pids_arm(struct cg *c, bool quiet)
 	}
 	c->pids.fd = fd;
 	c->pids_v1 = true;
+	counterpart_used(c, "pids");
 	if (c->rule->triggers & TRIG_PIDS_MAX && !D.v1_poll_logged) {
 		log_msg(LOG_PRI_NOTICE,
 			"v1 pids.events gives no notification: reading it every %llums in the watched cgroups while they are populated",
@@ -367,7 +489,7 @@ bool pids_arm(struct cg *c, bool quiet)
 		D.v1_poll_logged = true;
 	}
 	current_open(c, v1);
-	log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: pids triggers on %s", c->rule->name, D.v2, c->rel, v1);
+	log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: pids triggers on %s/%s", c->rule->name, D.v2, c->rel, v1, name);
 	free(v1);
 	sample(c);
 	poll_update();

@@ -22,6 +22,10 @@
  * if the reclaim counter rose since the episode's first event; if not it
  * says so once and the episode goes on.
  *
+ * A matched cgroup does not opt out: where its owner turned its pressure
+ * files off (cgroup.pressure 0), before it was watched or after, the
+ * daemon turns them on, gives cgroup.pressure to root and arms at once.
+ *
  * memory-pressure-level (v1): an eventfd registered through the v1
  * counterpart's cgroup.event_control with memory.pressure_level; each
  * wakeup is an event of the same kind of episode, whose events may be at
@@ -42,9 +46,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
+#include <linux/magic.h>
 
 #include "cgkilld.h"
 
@@ -208,7 +215,7 @@ static enum reclaim_src reclaim_read(struct cg *c, uint64_t *v, char *where, siz
 			snprintf(where, size, "pgscan of %s", path);
 			return RECLAIM_V2;
 		}
-		v1 = v1_counterpart(c, D.v1_memory, "memory");
+		v1 = v1_counterpart(c->rel, D.v1_memory, "memory", false, where, size);
 		if (v1) {
 			uint64_t f = 0;
 
@@ -343,6 +350,56 @@ static void psi_path(const struct cg *c, int i, char *path, size_t size)
 static bool level_arm(struct cg *c, bool quiet, bool fallback);
 static void level_disarm(struct cg *c);
 
+/* A matched cgroup does not opt out of a rule: where its pressure files
+ * are off (cgroup.pressure 0, which the cgroup's owner may write), root
+ * turns them on, and gives cgroup.pressure to root (0644) so that they
+ * stay on: said once a cgroup. Through the cgroup's directory, opened
+ * without following links and checked to be cgroup2's, and the file
+ * opened from there. Called only where a pressure file is missing or
+ * its trigger was dropped while the cgroup lives, so 1 is written
+ * whatever cgroup.pressure reads: the kernel hides the files (and wakes
+ * our trigger) before it sets the value, and our write waits for the
+ * owner's to end. True if they were turned on. */
+static bool psi_turn_on(struct cg *c)
+{
+	struct rule *r = c->rule;
+	char path[PATH_MAX];
+	struct statfs sfs;
+	int dir, fd = -1;
+	bool on = false;
+
+	snprintf(path, sizeof(path), "%s/%s", D.v2, c->rel);
+	dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0 || fstatfs(dir, &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC)
+		goto out;
+	/* none: PSI is off for the whole machine, or Linux before 6.1 */
+	fd = openat(dir, "cgroup.pressure", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		goto out;
+	if (pwrite(fd, "1", 1, 0) < 0) {
+		/* ENODEV: the cgroup is being removed, nothing to turn on */
+		if (errno != ENODEV && errno != ENOENT)
+			log_msg(LOG_PRI_ERR, "rule %s: %s/cgroup.pressure: cannot turn its pressure files on: %s",
+				r->name, path, strerror(errno));
+		goto out;
+	}
+	on = true;
+	if (fchown(fd, 0, 0) < 0 || fchmod(fd, 0644) < 0)
+		log_msg(LOG_PRI_WARNING, "rule %s: %s/cgroup.pressure: cannot give it to root: %s", r->name, path,
+			strerror(errno));
+	if (!c->psi_turned_on)
+		log_msg(LOG_PRI_NOTICE,
+			"rule %s: %s: cgroup.pressure was 0 (its pressure files off): turned on, and given to root so that it stays on (a matched cgroup does not opt out of the rule; said once for this cgroup)",
+			r->name, path);
+	c->psi_turned_on = true;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (dir >= 0)
+		close(dir);
+	return on;
+}
+
 static bool psi_arm(struct cg *c, int i, bool quiet)
 {
 	struct rule *r = c->rule;
@@ -357,6 +414,8 @@ static bool psi_arm(struct cg *c, int i, bool quiet)
 	}
 	psi_path(c, i, path, sizeof(path));
 	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && !r->pressure_system && psi_turn_on(c))
+		fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
 
@@ -429,16 +488,23 @@ static void psi_event(struct cg *c, int i)
 	if (read_at0(c->psi[i].fd, buf, sizeof(buf)) < 0) {
 		/* the cgroup is going away (or its PSI was turned off):
 		 * EPOLLERR for ever; the trigger goes with the file */
+		src_close(&c->psi[i]);
+		/* cgroup.pressure 0 hides the file: turned on and armed again
+		 * at once, the episode going on. Asked of cgroup.pressure, not
+		 * of the file: the kernel wakes us while it is still hiding
+		 * it, and our write of 1 waits for that to end. Where it
+		 * cannot be turned on, memory-pressure stands on the v1 level
+		 * meanwhile, where there is one */
+		if (!r->pressure_system && (psi_turn_on(c) || (access(path, F_OK) < 0 && errno == ENOENT)) &&
+		    psi_arm(c, i, true) && c->psi[i].fd >= 0) {
+			log_msg(LOG_PRI_INFO, "rule %s: %s: its pressure files were turned off: %s-pressure armed again",
+				r->name, path, res_name[i]);
+			return;
+		}
 		log_msg(LOG_PRI_INFO,
 			"rule %s: %s: gone: %s-pressure trigger dropped (armed again when the cgroup next becomes populated)",
 			r->name, path, res_name[i]);
-		src_close(&c->psi[i]);
 		episode_end(c, i);
-		/* cgroup.pressure 0 hides the file: memory-pressure stands on
-		 * the v1 level meanwhile, where there is one (only when the
-		 * file is absent: an open that works would fail again) */
-		if (i == PSI_MEMORY && !r->pressure_system && access(path, F_OK) < 0 && errno == ENOENT)
-			psi_arm(c, i, true);
 		return;
 	}
 	psi_parse(buf, r->pressure_full, &p);
@@ -502,10 +568,17 @@ static void psi_event(struct cg *c, int i)
 static bool level_arm(struct cg *c, bool quiet, bool fallback)
 {
 	struct rule *r = c->rule;
-	char *v1 = v1_counterpart(c, D.v1_memory, "memory"), path[PATH_MAX], line[96];
+	char why[PATH_MAX + 512], *v1 = v1_counterpart(c->rel, D.v1_memory, "memory", false, why, sizeof(why)),
+	     path[PATH_MAX], line[96];
 	int ctl = -1, e = 0;
 
 	c->plevel.type = SRC_PRESSURE_LEVEL;
+	if (!v1 && *why) {
+		counterpart_refused(c, "memory",
+				    fallback ? "memory-pressure (for lack of memory.pressure)" : "memory-pressure-level",
+				    why);
+		return false;
+	}
 	if (!v1) {
 		if (!quiet && r->told_unarmed++ == 0)
 			log_msg(LOG_PRI_NOTICE, "rule %s: %s/%s has no v1 memory counterpart yet: %s (said once for each rule)",
@@ -553,6 +626,7 @@ static bool level_arm(struct cg *c, bool quiet, bool fallback)
 		return false;
 	}
 	c->plevel_fallback = fallback;
+	counterpart_used(c, "memory");
 	log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: memory-pressure-level: %s on %s/memory.pressure_level%s", r->name,
 		D.v2, c->rel, level_name[r->pressure_level], v1, fallback ? " (for memory-pressure)" : "");
 	free(v1);
@@ -594,6 +668,12 @@ static void level_event(struct cg *c)
 		log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: memory pressure level %s (%llu notification(s)), episode %llums",
 			r->name, D.v2, c->rel, level_name[r->pressure_level], (unsigned long long)n,
 			(unsigned long long)episode);
+		return;
+	}
+	if (!counterpart_still_own(c, c->plevel_file, "memory", src_name[PSRC_LEVEL])) {
+		/* armed again when the cgroup next becomes populated */
+		level_disarm(c);
+		episode_end(c, PSRC_LEVEL);
 		return;
 	}
 	snprintf(json, sizeof(json),
@@ -789,6 +869,7 @@ void pressure_dump(const struct cg *c)
 	char trig[64] = "?", why[512];
 	uint64_t t = now_ms();
 
+	counterpart_dump(c);
 	pressure_trigger_text(r, is_privileged(), trig, sizeof(trig), why, sizeof(why));
 	for (int s = 0; s < PSRC_N; s++) {
 		const struct episode *e = &c->ep[s];

@@ -15,6 +15,11 @@
  * subtree costs one read; a cgroup gone on the way, ENOENT or ENODEV, is
  * empty). A populated cgroup is one candidate for its whole subtree, not
  * walked into, when:
+ *  - it is below c and its directory belongs to neither root nor the
+ *    owner of c (or its owner cannot be told): ranking is per owner, the
+ *    subtree delegated to someone is theirs to shape (many small leaves,
+ *    deep ones, files off) and counts as one, its figure that of the
+ *    whole subtree;
  *  - it is omitted (nothing below it is looked at);
  *  - memory.oom.group is 1, or it is "domain threaded" (the kernel's
  *    unit of an OOM kill; threaded cgroups cannot be killed one by one);
@@ -27,15 +32,15 @@
  *  - a cgroup below it is populated but its path would reach PATH_MAX
  *    (act.c names the victim by path): the nearest ancestor whose path
  *    fits stands for it;
- *  - it is below c and a candidate found below it has a figure that
- *    cannot be read (see Figures): the nearest ancestor below c whose
- *    figure can be read is taken instead.
+ *  - it is below c and a candidate of root or c's owner found below it
+ *    has a figure that cannot be read, not hidden (see Figures): the
+ *    nearest ancestor below c whose figure can be read is taken instead.
  * Else a populated cgroup none of whose children is populated is a
  * candidate (a leaf), and one with populated children is not: they are.
  * c is the candidate only when one of those holds for it, or none of its
- * children is populated. A child of c that cannot be opened or read (but
- * is not gone) is a candidate whose figure is unknown; deeper, its
- * parent is taken whole. Only c that cannot be read makes the rule fail.
+ * children is populated. A cgroup that cannot be opened or read (but is
+ * not gone) is a candidate whose figure is unknown, of no known owner.
+ * Only c that cannot be read makes the rule fail.
  *
  * Preferences, each from the rule's globs (Prefer=, Avoid=, Omit=:
  * fnmatch(3) with FNM_PATHNAME on the path relative to c) and from the
@@ -53,18 +58,32 @@
  * root or to the owner of c: the names there were not chosen by a
  * delegatee (Avoid=*terminal* must not shield a hog named x-terminal);
  * the globs ignored that way are logged once per action. Prefer= counts
- * anywhere (a user can only make their own cgroup the victim). xattrs on
- * c itself are not read (they would choose among nothing).
+ * anywhere the walk goes, down to another owner's cgroup (a user can only
+ * make their own cgroup the victim). xattrs on c itself are not read
+ * (they would choose among nothing).
  *
  * Order: omitted candidates out; the preferred first, then the others,
- * the avoided last; within each, a figure that cannot be read first
- * (fail closed), then the figure descending, then memory descending (for
- * every figure but memory itself), then the path ascending (strcmp: byte
- * order). Deterministic, so tests can say whom.
+ * the avoided last; within each, a figure hidden first (fail closed),
+ * then the figures read, descending, then the figures that cannot be
+ * read for another reason; then memory descending (for every figure but
+ * memory itself), then the path ascending (strcmp: byte order).
+ * Deterministic, so tests can say whom.
+ *
+ * Owners: within each group, the candidates of one user (cand.key: the
+ * owner of the directory of another owner's cgroup; for a leaf of root's
+ * or c's owner's, the uid most of its processes run as, root and c's
+ * owner not counted) are one entry of the order, their figures summed,
+ * and the victim is all of the first entry (act.c acts on each): else a
+ * user who splits a load over many sibling cgroups (one per job, one
+ * session scope per login) would outweigh none, and a neighbour's
+ * cgroup would go. A user cannot make another's cgroup count as theirs:
+ * root sets a directory's owner, and a process's uid is its own.
  *
  * Figures (victim name: what):
- *  memory         memory.current - memory.low, at least 0; v1: the
- *                 memory.usage_in_bytes of the v1 counterpart (no low)
+ *  memory         memory.current less the protection the kernel grants
+ *                 (memory.low bounded by the parent's, from c down, c's
+ *                 own at most its usage: protection.c), at least 0; v1:
+ *                 the memory.usage_in_bytes of the v1 counterpart (no low)
  *  memory-growth  (memory now - memory at the episode's start) per
  *                 second, memory being memory.current (v1:
  *                 usage_in_bytes); a candidate unknown at the start grew
@@ -78,12 +97,19 @@
  *                 there), and exact where a v1 counterpart may be shared
  *  swap           memory.swap.current; v1: memsw.usage_in_bytes -
  *                 usage_in_bytes
- * A figure that cannot be read (no file: the controller not there,
- * cgroup.pressure 0, no v1 counterpart; part of a subtree unreadable) is
- * never taken for 0, which would shield the cgroup: the nearest ancestor
- * below c whose figure can be read is the candidate instead, whole; a
- * child of c whose figure cannot be read is a candidate that ranks first
- * in its group. memory as the next key counts as 0 when unreadable.
+ * A figure that cannot be read is never taken for 0, which would shield
+ * the cgroup. Hidden (k->hidden) where the candidate's own files or
+ * subtree hide it (cgroup.pressure 0, a subtree too deep or unreadable to
+ * count): it ranks first in its group, which only its owner can have
+ * arranged and only they pay for. Else (memory and swap: the v2 files are
+ * there by the parent's subtree_control, the v1 counterparts are found
+ * for it; the daemon short of files or memory) it is no one's doing that
+ * may choose whom: the nearest ancestor below c whose figure can be read
+ * is the candidate instead, whole, where the candidate is root's or c's
+ * owner's below a child of c; another owner's cgroup is never taken by an
+ * ancestor (that would take its neighbours with it); and such a figure
+ * ranks after those read. memory as the next key counts as 0 when
+ * unreadable.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -130,7 +156,12 @@ struct cand {
 	enum pref pref;
 	char *reason;		/* what put it in its group; NULL for normal */
 	const char *whole;	/* why it was taken whole, NULL for a leaf */
+	uid_t uid;		/* the owner of its directory ((uid_t)-1 unknown) */
+	bool other;		/* neither root's nor c's owner's (or not known to be) */
+	uid_t key;		/* the owner it is ranked with ((uid_t)-1: alone) */
+	bool by_procs;		/* key: the uid of its processes (a trusted leaf) */
 	bool unknown;		/* its figure cannot be read */
+	bool hidden;		/* ... through its own files: ranks first */
 	bool cur_ok;		/* cur was read */
 	uint64_t cur;		/* memory.current (v1: usage_in_bytes) */
 	int64_t figure;
@@ -146,10 +177,23 @@ struct trust {
 	uid_t uid;
 };
 
+/* The memory protection of a cgroup's parent, handed down the walk:
+ * what the kernel grants the parent, and the sum of its children's
+ * claims (protection.c). */
+struct prot {
+	uint64_t parent_elow;
+	uint64_t siblings;
+};
+
 struct walk {
 	struct cg *c;
 	bool prefs;		/* read preferences (not for the episode's base) */
 	uid_t owner;		/* of c */
+	/* the cgroup being walked, for add(): its owner, whether it is
+	 * another's, the protection the kernel grants it */
+	uid_t uid;
+	bool other;
+	uint64_t elow;
 	size_t base;		/* strlen of "D.v2/c->rel" */
 	char *sub;		/* the path below c of the cgroup being walked */
 	size_t sublen, subcap;
@@ -271,9 +315,8 @@ static bool read_u64_path(const char *dir, const char *name, uint64_t *v)
 	return n > 0 && parse_u64(buf, v);
 }
 
-/* 1, 0 (empty or gone), or -errno: a cgroup that cannot be read must not
- * pass for empty. */
-static int populated(int dfd)
+/* Declared in cgkilld.h: the cgroup.events of the cgroup at dfd. */
+int cg_populated(int dfd)
 {
 	char buf[256];
 	uint64_t v;
@@ -422,13 +465,10 @@ static void preference(struct walk *w, int dfd, enum pref *pref, const char **re
 {
 	const struct rule *r = w->c->rule;
 	const struct globs *globs[PREF_N] = { NULL, &r->prefer, &r->avoid, &r->omit };
-	struct stat st;
-	bool owner_ok, stated;
+	bool owner_ok = !w->other;
 
-	stated = fstat(dfd, &st) == 0;
-	owner_ok = stated && (st.st_uid == 0 || st.st_uid == w->owner);
 	if (t->ok && !owner_ok)
-		*t = (struct trust){ .ok = false, .len = w->sublen, .uid = stated ? st.st_uid : (uid_t)-1 };
+		*t = (struct trust){ .ok = false, .len = w->sublen, .uid = w->uid };
 	for (int p = PREF_PREFER; p < PREF_N; p++)
 		for (size_t i = 0; i < globs[p]->n && (int)*pref < p; i++) {
 			if (fnmatch(globs[p]->v[i], w->sub, FNM_PATHNAME) != 0)
@@ -449,12 +489,12 @@ static void preference(struct walk *w, int dfd, enum pref *pref, const char **re
 		if (!xattr_on(dfd, prefs[p].xattr))
 			continue;
 		if (!owner_ok) {
-			char *dir = stated ? walk_path(w) : NULL;
+			char *dir = w->uid != (uid_t)-1 ? walk_path(w) : NULL;
 
 			if (dir)
 				log_msg(LOG_PRI_NOTICE,
 					"rule %s: %s: %s ignored: the cgroup belongs to uid %u, neither root nor the owner of the watched %s/%s (uid %u)",
-					r->name, dir, prefs[p].xattr, (unsigned)st.st_uid, D.v2, w->c->rel,
+					r->name, dir, prefs[p].xattr, (unsigned)w->uid, D.v2, w->c->rel,
 					(unsigned)w->owner);
 			free(dir);
 			continue;
@@ -470,94 +510,162 @@ static void preference(struct walk *w, int dfd, enum pref *pref, const char **re
 
 /* ---- figures ---- */
 
-/* memory.current (v2) or memory.usage_in_bytes (v1 counterpart); *low:
- * memory.low (v2 only, else 0). */
-static bool memory_of(int dfd, const char *rel, uint64_t *cur, uint64_t *low)
+/* Without v2 memory files (hybrid layouts): the candidate's memory (or
+ * swap) from its v1 memory cgroup, where that is the candidate's alone, or
+ * not so by its owner's doing (counterpart.c: a shared parent's usage
+ * would count someone else's hog), and holds all of it; else, where no v1
+ * cgroup can be the candidate's, the sum of its processes' VmRSS (or
+ * VmSwap), which belong to it alone. Bytes: 1; 0 unreadable; -EPERM hidden
+ * (its owner kept its v1 cgroup from standing for it: the smaller sum of
+ * its processes must not, RT1 #2). */
+static int v1_memory_of(int dfd, const char *rel, bool swap, uint64_t *v)
 {
-	struct cg like = { .rel = (char *)rel };
-	char *v1;
-	bool ok;
+	char why[PATH_MAX + 512], *v1 = NULL;
+	int r = v1_figure_cgroup(rel, &v1, why, sizeof(why));
+	uint64_t usage = 0, rss, vmswap;
+	bool ok = r == 0 && read_u64_path(v1, "memory.usage_in_bytes", &usage) &&
+		  (!swap || read_u64_path(v1, "memory.memsw.usage_in_bytes", v));
 
+	free(v1);
+	if (r < 0) {
+		log_msg(LOG_PRI_INFO, "%s/%s: its figure is hidden: %s", D.v2, rel, why);
+		return r;
+	}
+	if (r == 0) {
+		if (ok)
+			*v = !swap ? usage : *v >= usage ? *v - usage : 0;
+		return ok;
+	}
+	if (!procs_memory(dfd, &rss, &vmswap))
+		return 0;
+	*v = swap ? vmswap : rss;
+	return 1;
+}
+
+/* memory.current (v2), else v1_memory_of(); *low: memory.low (v2 only,
+ * else 0). 1 read, 0 unreadable, -errno hidden. */
+static int memory_of(int dfd, const char *rel, uint64_t *cur, uint64_t *low)
+{
 	*low = 0;
 	*cur = 0;
 	if (read_u64(dfd, "memory.current", cur)) {
 		if (!read_u64(dfd, "memory.low", low))
 			*low = 0;
-		return true;
+		return 1;
 	}
-	v1 = v1_counterpart(&like, D.v1_memory, "memory");
-	ok = v1 && read_u64_path(v1, "memory.usage_in_bytes", cur);
-	free(v1);
-	return ok;
+	return v1_memory_of(dfd, rel, false, cur);
 }
 
-static bool swap_of(int dfd, const char *rel, uint64_t *v)
+/* memory.swap.current (v2), else v1_memory_of(): the same values. */
+static int swap_of(int dfd, const char *rel, uint64_t *v)
 {
-	struct cg like = { .rel = (char *)rel };
-	uint64_t usage = 0;
-	char *v1;
-	bool ok;
-
 	if (read_u64(dfd, "memory.swap.current", v))
-		return true;
-	v1 = v1_counterpart(&like, D.v1_memory, "memory");
-	ok = v1 && read_u64_path(v1, "memory.memsw.usage_in_bytes", v) &&
-	     read_u64_path(v1, "memory.usage_in_bytes", &usage);
-	free(v1);
-	*v = ok && *v >= usage ? *v - usage : 0;
-	return ok;
+		return 1;
+	return v1_memory_of(dfd, rel, true, v);
 }
 
-/* avg10 of memory.pressure, in hundredths of a percent. */
-static bool pressure_of(int dfd, bool full, int64_t *v)
+/* avg10 of memory.pressure, in hundredths of a percent: 0, or -errno
+ * (-ENOENT: no such file, as where cgroup.pressure is 0). */
+static int pressure_of(int dfd, bool full, int64_t *v)
 {
 	char buf[512], *p;
 	const char *kind = full ? "full " : "some ";
 	unsigned long whole = 0, frac = 0;
+	ssize_t got;
 
 	*v = 0;
-	if (slurp(dfd, "memory.pressure", buf, sizeof(buf)) <= 0)
-		return false;
+	got = slurp(dfd, "memory.pressure", buf, sizeof(buf));
+	if (got <= 0)
+		return got < 0 ? (int)got : -ENODATA;
 	for (p = buf; p && strncmp(p, kind, 5); p = strchr(p, '\n'), p = p ? p + 1 : NULL)
 		;
 	if (!p || !(p = strstr(p, "avg10=")) || sscanf(p, "avg10=%lu.%2lu", &whole, &frac) < 1)
-		return false;
+		return -EINVAL;
 	*v = (int64_t)(whole * 100 + frac);
-	return true;
+	return 0;
 }
 
-/* The processes of the subtree at dfd, added to *n: false if some part
- * could not be read (a part gone is empty). */
-static bool processes_of(int dfd, unsigned depth, int64_t *n)
+/* The processes of the subtree at dfd, added to *n: 0, or -errno if some
+ * part could not be read (a part gone is empty; -ELOOP: deeper than
+ * COUNT_DEPTH). */
+static int processes_of(int dfd, unsigned depth, int64_t *n)
 {
 	char buf[8192], **kids;
 	size_t nkids;
 	ssize_t got;
-	bool ok = true;
-	int fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	int err = 0, fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		return gone(errno);
+		return gone(errno) ? 0 : -errno;
 	while ((got = read(fd, buf, sizeof(buf))) > 0 || (got < 0 && errno == EINTR))
 		for (ssize_t i = 0; i < got; i++)
 			*n += buf[i] == '\n';
 	if (got < 0 && !gone(errno))
-		ok = false;
+		err = -errno;
 	close(fd);
-	if (children(dfd, &kids, &nkids) < 0)
-		return false;
-	for (size_t i = 0; i < nkids && ok; i++) {
+	if (!err)
+		err = children(dfd, &kids, &nkids);
+	if (err)
+		return err;
+	for (size_t i = 0; i < nkids && !err; i++) {
 		int kfd = openat(dfd, kids[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 		if (kfd < 0) {
-			ok = gone(errno);
+			err = gone(errno) ? 0 : -errno;
 			continue;
 		}
-		ok = depth < COUNT_DEPTH ? processes_of(kfd, depth + 1, n) : populated(kfd) == 0;
+		if (depth < COUNT_DEPTH)
+			err = processes_of(kfd, depth + 1, n);
+		else if (cg_populated(kfd) != 0)
+			err = -ELOOP;
 		close(kfd);
 	}
 	names_free(kids, nkids);
-	return ok;
+	return err;
+}
+
+/* Could the daemon's own shortage (files, memory) have made a figure
+ * unreadable? Then not the cgroup's doing: a delegatee who exhausts them
+ * must not make a neighbour rank first. */
+static bool shortage(int err)
+{
+	return err == -EMFILE || err == -ENFILE || err == -ENOMEM || err == -ENOBUFS;
+}
+
+/* The protection the kernel grants the cgroup at dfd (v2 memory.low,
+ * bounded by its parent's: protection.c); 0 without memory.current. */
+static uint64_t protection(int dfd, struct prot p)
+{
+	uint64_t usage, low;
+
+	if (!read_u64(dfd, "memory.current", &usage))
+		return 0;
+	if (!read_u64(dfd, "memory.low", &low))
+		low = 0;
+	return low_effective(usage, low, p.parent_elow, p.siblings);
+}
+
+/* The sum of the claims (min(usage, memory.low)) of the child cgroups
+ * kids of the cgroup at dfd, which siblings share the parent's protection
+ * by. A child whose memory.low cannot be read claims its usage, one that
+ * cannot be opened everything: more claims, smaller shares. */
+static uint64_t claims(int dfd, char *const *kids, size_t nkids)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < nkids; i++) {
+		int kfd = openat(dfd, kids[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		uint64_t usage, low, claim = 0;
+
+		if (kfd < 0)
+			claim = gone(errno) ? 0 : UINT64_MAX;
+		else if (read_u64(kfd, "memory.current", &usage))
+			claim = read_u64(kfd, "memory.low", &low) && low < usage ? low : usage;
+		if (kfd >= 0)
+			close(kfd);
+		sum = claim > UINT64_MAX - sum ? UINT64_MAX : sum + claim;
+	}
+	return sum;
 }
 
 static int base_cmp(const void *a, const void *b)
@@ -581,35 +689,46 @@ static int64_t growth_of(const struct cg *c, const char *rel, uint64_t now_bytes
 }
 
 /* The figures of k, the cgroup at dfd; k->unknown if its figure cannot
- * be read. */
+ * be read, k->hidden too if that is through its own files (what its
+ * owner or c's wrote there, or the shape of its subtree): memory and swap
+ * come from files the parent's owner enables (v2) or from v1 cgroups
+ * found for it, never hidden. Memory less the protection the kernel
+ * grants (w->elow), not the candidate's own memory.low. */
 static void measure(const struct walk *w, int dfd, struct cand *k)
 {
 	struct cg *c = w->c;
 	uint64_t low, swap = 0;
 	int64_t n = 0;
 	bool ok = false;
+	int err = 0, mem = memory_of(dfd, k->rel, &k->cur, &low);
 
-	k->cur_ok = memory_of(dfd, k->rel, &k->cur, &low);
-	k->memory = k->cur_ok && k->cur > low ? k->cur - low : 0;
+	k->cur_ok = mem > 0;
+	k->memory = k->cur_ok && k->cur > w->elow ? k->cur - w->elow : 0;
 	switch (c->rule->victim) {
 	case VICTIM_MEMORY:
 		k->figure = (int64_t)k->memory;
 		k->memory = 0;	/* no next key: the path decides a tie */
 		ok = k->cur_ok;
+		err = mem < 0 ? mem : 0;
 		break;
 	case VICTIM_GROWTH:
 		k->figure = w->prefs ? growth_of(c, k->rel, k->cur) : 0;
 		ok = k->cur_ok;
+		err = mem < 0 ? mem : 0;
 		break;
 	case VICTIM_PRESSURE:
-		ok = pressure_of(dfd, c->rule->pressure_full, &k->figure);
+		err = pressure_of(dfd, c->rule->pressure_full, &k->figure);
+		ok = !err;
 		break;
 	case VICTIM_PROCESSES:
-		ok = processes_of(dfd, 0, &n);
+		err = processes_of(dfd, 0, &n);
+		ok = !err;
 		k->figure = n;
 		break;
 	case VICTIM_SWAP:
-		ok = swap_of(dfd, k->rel, &swap);
+		err = swap_of(dfd, k->rel, &swap);
+		ok = err > 0;
+		err = err < 0 ? err : 0;
 		k->figure = (int64_t)swap;
 		break;
 	case VICTIM_SELF:
@@ -617,8 +736,63 @@ static void measure(const struct walk *w, int dfd, struct cand *k)
 		break;
 	}
 	k->unknown = !ok;
+	k->hidden = !ok && err && !shortage(err);
 	if (!ok)
 		k->figure = 0;
+}
+
+/* ---- owners ---- */
+
+/* The owner a leaf of root's or c's owner's is ranked with: the uid most
+ * of its processes run as (real uid), root's and c's owner's not counted
+ * (a session scope of root's holding a user's processes is that user's;
+ * their layout among their own cgroups is theirs), a tie going to the
+ * lowest uid; (uid_t)-1 if there is none, or cgroup.procs cannot be
+ * read. A user cannot add processes to a cgroup they cannot write, nor
+ * give a process a uid other than their own. */
+static uid_t procs_uid(const struct walk *w, int dfd)
+{
+	struct uid_count {
+		uid_t uid;
+		size_t n;
+	} *v = NULL, *grown;
+	size_t nv = 0, best = 0;
+	bool failed = false;
+	uid_t ret = (uid_t)-1;
+	int pid, fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return ret;
+	}
+	while (fscanf(f, "%d", &pid) == 1) {
+		uid_t u[3], uid = proc_uids(pid, u) == 0 ? u[0] : (uid_t)-1;
+		size_t i = 0;
+
+		if (uid == (uid_t)-1 || uid == 0 || uid == w->owner)
+			continue;
+		while (i < nv && v[i].uid != uid)
+			i++;
+		if (i == nv) {
+			if (!(grown = realloc(v, (nv + 1) * sizeof(*v)))) {
+				failed = true;
+				break;
+			}
+			v = grown;
+			v[nv++] = (struct uid_count){ .uid = uid, .n = 0 };
+		}
+		v[i].n++;
+	}
+	fclose(f);
+	for (size_t i = 0; i < nv && !failed; i++)
+		if (v[i].n > best || (v[i].n == best && v[i].uid < ret)) {
+			best = v[i].n;
+			ret = v[i].uid;
+		}
+	free(v);
+	return ret;
 }
 
 /* ---- the walk ---- */
@@ -654,7 +828,7 @@ static int add(struct walk *w, int dfd, enum pref pref, const char *reason, cons
 		w->cap = cap;
 	}
 	k = &w->v[w->n];
-	*k = (struct cand){ .pref = pref, .whole = whole };
+	*k = (struct cand){ .pref = pref, .whole = whole, .uid = w->uid, .other = w->other };
 	if (w->sublen ? asprintf(&k->rel, "%s/%s", w->c->rel, w->sub) < 0 : !(k->rel = strdup(w->c->rel)))
 		return -ENOMEM;
 	k->sub = k->rel + cl + (w->sublen ? 1 : 0);
@@ -669,28 +843,82 @@ static int add(struct walk *w, int dfd, enum pref pref, const char *reason, cons
 		else
 			k->unknown = true;
 	}
+	k->key = (uid_t)-1;
+	if (pref != PREF_OMIT && w->prefs && w->sublen) {
+		if (w->other)
+			k->key = w->uid;
+		else if (!whole && dfd >= 0)
+			k->by_procs = (k->key = procs_uid(w, dfd)) != (uid_t)-1;
+	}
 	w->n++;
 	return 0;
 }
 
+/* Who owns the cgroup at fd (for c, c's owner): w->uid, and w->other if
+ * neither root nor c's owner (or it cannot be told). */
+static void owner_of(struct walk *w, int fd)
+{
+	struct stat st;
+
+	w->uid = fd >= 0 && fstat(fd, &st) == 0 ? st.st_uid : (uid_t)-1;
+	w->other = w->uid == (uid_t)-1 || (w->uid != 0 && w->uid != w->owner);
+}
+
+/* Why another owner's cgroup is taken whole (figure_text names the uid) */
+static const char other_whole[] = "the subtree of uid";
+
 /* The cgroup name (below pfd; for c, its path) and below it, depth below
  * c: 1 if populated (its candidates added), UP if populated but its path
  * is too long (its parent must take it), 0 if empty or gone, -errno (for
- * c only, or out of memory). */
+ * c only, or out of memory). p: the protection of its parent.
+ *
+ * The walk goes down only through cgroups of root or of c's owner: a
+ * cgroup of anyone else (a delegatee) is one candidate with its whole
+ * subtree, whatever its shape; else a user who spreads a hog over many
+ * small leaves, or hides it in a deep one, could make a neighbour's
+ * cgroup the largest (cgkilld.conf(5), "ranking per owner"). */
+/* Why the trusted cgroup at fd, depth levels below the watched one, is
+ * one candidate taken whole rather than walked into; NULL if it is not.
+ * Its child cgroups are listed in kids. */
+static const char *whole_reason(struct walk *w, int fd, unsigned depth, char ***kids, size_t *nkids)
+{
+	const char *why = kernel_whole(fd);
+	char *dir;
+	int err;
+
+	if (!why && depth >= MAX_DEPTH)
+		why = "more than 64 levels below the watched cgroup";
+	if (!why && (err = -children(fd, kids, nkids)) > 0) {
+		dir = walk_path(w);
+		log_msg(LOG_PRI_ERR, "rule %s: %s: cannot list its cgroups: %s", w->c->rule->name,
+			dir ? dir : w->sub, strerror(err));
+		free(dir);
+		why = "its child cgroups cannot be listed";
+	}
+	if (!why && *nkids && own_processes(fd) != 0)
+		why = "processes of its own beside child cgroups";
+	if (!why && *nkids && !children_show(w, fd))
+		why = "memory is not in its cgroup.subtree_control";
+	return why;
+}
+
 static int walk(struct walk *w, int pfd, const char *name, unsigned depth, enum pref pref,
-		const char *reason, const char *reason_at, struct trust t)
+		const char *reason, const char *reason_at, struct trust t, struct prot p)
 {
 	size_t keep = w->sublen, start = w->n;
 	char *own = NULL, *at = NULL, **kids = NULL, *dir;
 	const char *why = NULL;
 	size_t nkids = 0;
 	bool any = false, up = false;
+	uint64_t elow = 0;
+	uid_t uid = (uid_t)-1;
+	bool other = true;
 	int fd, ret, err;
 
 	if (depth && sub_push(w, name) < 0)
 		return -ENOMEM;
 	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ret = fd < 0 ? -errno : populated(fd);
+	ret = fd < 0 ? -errno : cg_populated(fd);
 	if (ret < 0 && gone(-ret))
 		ret = 0;
 	if (ret < 0) {
@@ -701,7 +929,8 @@ static int walk(struct walk *w, int pfd, const char *name, unsigned depth, enum 
 		free(dir);
 		if (!depth)
 			goto out;
-		/* a candidate of unknown figure, or its parent whole */
+		/* a candidate of unknown figure, whose owner is not known */
+		owner_of(w, -1);
 		ret = too_long(w) ? UP : add(w, -1, pref, reason, reason_at, "it cannot be read") < 0 ? -ENOMEM : 1;
 		goto out;
 	}
@@ -711,6 +940,11 @@ static int walk(struct walk *w, int pfd, const char *name, unsigned depth, enum 
 		ret = UP;
 		goto out;
 	}
+	owner_of(w, fd);
+	w->other &= depth > 0;
+	uid = w->uid;
+	other = w->other;
+	elow = protection(fd, p);
 	if (depth && w->prefs) {
 		enum pref before = pref;
 
@@ -725,22 +959,17 @@ static int walk(struct walk *w, int pfd, const char *name, unsigned depth, enum 
 	}
 	if (pref == PREF_OMIT)
 		goto candidate;
-	why = kernel_whole(fd);
-	if (!why && depth >= MAX_DEPTH)
-		why = "more than 64 levels below the watched cgroup";
-	if (!why && (err = -children(fd, &kids, &nkids)) > 0) {
-		dir = walk_path(w);
-		log_msg(LOG_PRI_ERR, "rule %s: %s: cannot list its cgroups: %s", w->c->rule->name,
-			dir ? dir : w->sub, strerror(err));
-		free(dir);
-		why = "its child cgroups cannot be listed";
+	if (w->other) {
+		/* another owner's: one candidate, not walked into */
+		if (children(fd, &kids, &nkids) < 0 || nkids)
+			why = other_whole;
+		goto candidate;
 	}
-	if (!why && nkids && own_processes(fd) != 0)
-		why = "processes of its own beside child cgroups";
-	if (!why && nkids && !children_show(w, fd))
-		why = "memory is not in its cgroup.subtree_control";
+	why = whole_reason(w, fd, depth, &kids, &nkids);
+	if (!why && nkids)
+		p = (struct prot){ .parent_elow = elow, .siblings = elow ? claims(fd, kids, nkids) : 0 };
 	for (size_t i = 0; !why && i < nkids; i++) {
-		int r = walk(w, fd, kids[i], depth + 1, pref, reason, reason_at, t);
+		int r = walk(w, fd, kids[i], depth + 1, pref, reason, reason_at, t, p);
 
 		if (r < 0) {
 			ret = r;
@@ -754,8 +983,11 @@ static int walk(struct walk *w, int pfd, const char *name, unsigned depth, enum 
 	if (up) {
 		why = "a cgroup below it has a path too long to name";
 	} else if (depth) {
+		/* a figure its cgroup hides ranks first there, and one that
+		 * cannot be read in another owner's cgroup stays theirs: taking
+		 * the ancestor would take that owner's neighbours with it */
 		for (size_t i = start; i < w->n && !why; i++)
-			if (w->v[i].unknown)
+			if (w->v[i].unknown && !w->v[i].hidden && !w->v[i].other)
 				why = "a figure below it cannot be read";
 	}
 	if (!why) {
@@ -764,6 +996,10 @@ static int walk(struct walk *w, int pfd, const char *name, unsigned depth, enum 
 	}
 	drop(w, start);
 candidate:
+	/* the walks below changed them */
+	w->uid = uid;
+	w->other = other;
+	w->elow = elow;
 	ret = add(w, fd, pref, reason, reason_at, why) < 0 ? -ENOMEM : 1;
 out:
 	if (fd >= 0)
@@ -804,10 +1040,21 @@ static int collect(struct walk *w, struct cg *c, bool with_prefs)
 		return -errno;
 	w->owner = st.st_uid;
 	w->base = strlen(dir);
-	r = walk(w, AT_FDCWD, dir, 0, PREF_NONE, NULL, "", (struct trust){ .ok = true });
+	r = walk(w, AT_FDCWD, dir, 0, PREF_NONE, NULL, "", (struct trust){ .ok = true },
+		 (struct prot){ .parent_elow = UINT64_MAX });
 	if (r < 0)
 		walk_free(w);
 	return r < 0 ? r : 0;
+}
+
+/* Within a group: a figure its cgroup hides first (fail closed: only that
+ * cgroup's owner could hide it, and only they pay), then the figures
+ * read, then those that could not be read for another reason (a v1
+ * counterpart not its own, the daemon short of files): fail closed there
+ * would let whatever made them unreadable choose whom. */
+static int known_order(const struct cand *k)
+{
+	return k->hidden ? 0 : k->unknown ? 2 : 1;
 }
 
 static int cand_cmp(const void *a, const void *b)
@@ -816,13 +1063,115 @@ static int cand_cmp(const void *a, const void *b)
 
 	if (group_order(x->pref) != group_order(y->pref))
 		return group_order(x->pref) < group_order(y->pref) ? -1 : 1;
-	if (x->unknown != y->unknown)
-		return x->unknown ? -1 : 1;
+	if (known_order(x) != known_order(y))
+		return known_order(x) < known_order(y) ? -1 : 1;
 	if (x->figure != y->figure)
 		return x->figure > y->figure ? -1 : 1;
 	if (x->memory != y->memory)
 		return x->memory > y->memory ? -1 : 1;
 	return strcmp(x->rel, y->rel);
+}
+
+/* ---- per owner ---- */
+
+/* One place in the order: a candidate, or all the candidates of one
+ * owner (cand.key) in one group (preferred, neither, avoided), ranked as
+ * one with their figures summed, so that a user's load spread over
+ * many cgroups of their own below a trusted cgroup (a job launcher's
+ * delegations, session scopes) weighs what it all weighs. */
+struct entry {
+	struct cand k;		/* the sums; rel, sub, reason: its first member's */
+	const struct cand **m;	/* its members, best first */
+	size_t n;
+};
+
+static int64_t add_s64(int64_t a, int64_t b)
+{
+	if (b > 0 && a > INT64_MAX - b)
+		return INT64_MAX;
+	if (b < 0 && a < INT64_MIN - b)
+		return INT64_MIN;
+	return a + b;
+}
+
+/* The figures of e, from its members: the figures read, summed (pressure
+ * too: the owner's cgroups' stalls add up, at least as much as its
+ * largest); hidden if one of them is (its owner's doing, ranks first);
+ * unknown, ranking after the figures read, only if none can be read, so
+ * that one cgroup an owner makes unreadable does not lift the others. */
+static void entry_sum(struct entry *e)
+{
+	bool known = false;
+
+	e->k = *e->m[0];
+	e->k.figure = 0;
+	e->k.memory = 0;
+	if (e->n > 1)
+		e->k.whole = NULL;
+	for (size_t i = 0; i < e->n; i++) {
+		const struct cand *k = e->m[i];
+
+		if (!k->unknown) {
+			e->k.figure = add_s64(e->k.figure, k->figure);
+			known = true;
+		}
+		e->k.memory = k->memory > UINT64_MAX - e->k.memory ? UINT64_MAX : e->k.memory + k->memory;
+		e->k.hidden |= k->hidden;
+		e->k.cur_ok |= k->cur_ok;
+	}
+	e->k.unknown = e->k.hidden || !known;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	return cand_cmp(&((const struct entry *)a)->k, &((const struct entry *)b)->k);
+}
+
+static void entries_free(struct entry *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(e[i].m);
+	free(e);
+}
+
+/* The candidates v (sorted by cand_cmp) as the entries of the order,
+ * sorted: those of one owner and group together, members best first.
+ * Returns their count, or -ENOMEM. */
+static int entries_of(const struct cand *v, size_t n, struct entry **out)
+{
+	struct entry *e = calloc(n ? n : 1, sizeof(*e));
+	size_t ne = 0;
+
+	*out = NULL;
+	if (!e)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		size_t j = 0;
+		const struct cand **grown;
+
+		if (v[i].key != (uid_t)-1)
+			while (j < ne && !(e[j].k.key == v[i].key && e[j].k.pref == v[i].pref))
+				j++;
+		else
+			j = ne;
+		if (j == ne) {
+			e[ne].k = v[i];	/* its key and group, until entry_sum */
+			ne++;
+		}
+		grown = realloc(e[j].m, (e[j].n + 1) * sizeof(*grown));
+		if (!grown) {
+			entries_free(e, ne);
+			return -ENOMEM;
+		}
+		e[j].m = grown;
+		e[j].m[e[j].n++] = &v[i];
+	}
+	for (size_t j = 0; j < ne; j++)
+		entry_sum(&e[j]);
+	if (ne)
+		qsort(e, ne, sizeof(*e), entry_cmp);
+	*out = e;
+	return (int)ne;
 }
 
 /* ---- the words ---- */
@@ -845,6 +1194,14 @@ static const char *const figure_names[] = {
 	[VICTIM_SELF] = "", [VICTIM_MEMORY] = "memory", [VICTIM_GROWTH] = "growth",
 	[VICTIM_PRESSURE] = "pressure", [VICTIM_PROCESSES] = "processes", [VICTIM_SWAP] = "swap",
 };
+
+static void whole_text(FILE *f, const struct cand *k)
+{
+	if (k->whole == other_whole)
+		fprintf(f, "%s %u", other_whole, (unsigned)k->uid);
+	else
+		fputs(k->whole, f);
+}
 
 static void figure_text(FILE *f, enum victim v, const struct cand *k)
 {
@@ -887,8 +1244,10 @@ static void figure_text(FILE *f, enum victim v, const struct cand *k)
 		bytes_text(f, (double)k->memory);
 	}
 whole:
-	if (k->whole)
-		fprintf(f, "; whole: %s", k->whole);
+	if (k->whole) {
+		fputs("; whole: ", f);
+		whole_text(f, k);
+	}
 }
 
 static const char *superlative(enum victim v)
@@ -912,26 +1271,55 @@ static const char *shown(const struct cand *k)
 	return *k->sub ? k->sub : ".";
 }
 
+/* The name of an entry: its cgroup, or "uid N" for an owner's cgroups */
+static void name_text(FILE *f, const struct entry *e)
+{
+	if (e->n > 1)
+		fprintf(f, "uid %u", (unsigned)e->k.key);
+	else
+		fputs(shown(&e->k), f);
+}
+
+/* "; the 8 cgroups of uid N, summed: a1, a2, ... and 3 more" */
+static void members_text(FILE *f, const struct entry *e)
+{
+	if (e->n < 2)
+		return;
+	fprintf(f, "; the %zu cgroups of uid %u, summed: ", e->n, (unsigned)e->k.key);
+	for (size_t i = 0; i < e->n && i < SHOWN; i++)
+		fprintf(f, "%s%s", i ? ", " : "", shown(e->m[i]));
+	if (e->n > SHOWN)
+		fprintf(f, " and %zu more", e->n - SHOWN);
+}
+
 /* "victim b (memory 150.0 MiB): the largest of 3 candidates; then ..." */
-static void why_text(FILE *f, struct cg *c, const struct cand *v, size_t n)
+static void why_text(FILE *f, struct cg *c, const struct entry *v, size_t n)
 {
 	enum victim vk = c->rule->victim;
-	const struct cand *top = &v[0];
+	const struct cand *top = &v[0].k;
 	size_t same = 0, avoided = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		same += v[i].pref == top->pref;
-		avoided += v[i].pref == PREF_AVOID;
+		same += v[i].k.pref == top->pref;
+		avoided += v[i].k.pref == PREF_AVOID;
 	}
-	fprintf(f, "victim %s (", shown(top));
+	fputs("victim ", f);
+	name_text(f, &v[0]);
+	fputs(" (", f);
 	figure_text(f, vk, top);
+	members_text(f, &v[0]);
 	fputs("): ", f);
 	if (n == 1)
 		fputs("the only candidate", f);
-	else if (top->unknown)
+	else if (top->hidden)
 		fprintf(f, "its %s cannot be read, which ranks first (fail closed)%s, among %zu candidates",
 			figure_names[vk], top->pref == PREF_PREFER ? " among the preferred"
 					  : top->pref == PREF_AVOID ? " among the avoided, all avoided" : "",
+			n);
+	else if (top->unknown)
+		fprintf(f, "no %s can be read%s, first by memory, among %zu candidates", figure_names[vk],
+			top->pref == PREF_PREFER ? " among the preferred"
+			: top->pref == PREF_AVOID ? " among the avoided, all avoided" : "",
 			n);
 	else if (top->pref == PREF_PREFER && same == 1)
 		fprintf(f, "preferred (%s), the only one among %zu candidates", top->reason, n);
@@ -946,14 +1334,20 @@ static void why_text(FILE *f, struct cg *c, const struct cand *v, size_t n)
 		fprintf(f, "the %s of %zu not avoided among %zu candidates", superlative(vk), same, n);
 	else
 		fprintf(f, "the %s of %zu candidates", superlative(vk), n);
-	if (n > 1 && v[1].pref == top->pref && v[1].unknown == top->unknown && v[1].figure == top->figure)
-		fprintf(f, ", tied with %s, first by %s", shown(&v[1]),
-			v[1].memory != top->memory ? "memory" : "path");
+	if (n > 1 && v[1].k.pref == top->pref && known_order(&v[1].k) == known_order(top) &&
+	    v[1].k.figure == top->figure) {
+		fputs(", tied with ", f);
+		name_text(f, &v[1]);
+		fprintf(f, ", first by %s", v[1].k.memory != top->memory ? "memory" : "path");
+	}
 	for (size_t i = 1; i < n && i < SHOWN; i++) {
-		fprintf(f, "%s%s (", i == 1 ? "; then " : ", ", shown(&v[i]));
-		figure_text(f, vk, &v[i]);
-		if (v[i].pref != PREF_NONE)
-			fprintf(f, "; %s: %s", prefs[v[i].pref].adjective, v[i].reason);
+		fputs(i == 1 ? "; then " : ", ", f);
+		name_text(f, &v[i]);
+		fputs(" (", f);
+		figure_text(f, vk, &v[i].k);
+		members_text(f, &v[i]);
+		if (v[i].k.pref != PREF_NONE)
+			fprintf(f, "; %s: %s", prefs[v[i].k.pref].adjective, v[i].k.reason);
 		fputc(')', f);
 	}
 	if (n > SHOWN)
@@ -961,15 +1355,17 @@ static void why_text(FILE *f, struct cg *c, const struct cand *v, size_t n)
 }
 
 /* "; omitted: d (Omit=d), e (user.cgkill_omit)" */
-static void omitted_text(FILE *f, const struct cand *o, size_t n)
+static void omitted_text(FILE *f, const struct entry *o, size_t n)
 {
 	for (size_t i = 0; i < n && i < SHOWN; i++)
-		fprintf(f, "%s%s (%s)", i ? ", " : "; omitted: ", shown(&o[i]), o[i].reason);
+		fprintf(f, "%s%s (%s)", i ? ", " : "; omitted: ", shown(&o[i].k), o[i].k.reason);
 	if (n > SHOWN)
 		fprintf(f, " and %zu more", n - SHOWN);
 }
 
-static void json_cands(FILE *f, struct cg *c, const struct cand *v, size_t n)
+#define JSON_MEMBERS 16	/* cgroups named in an entry's "cgroups" */
+
+static void json_cands(FILE *f, struct cg *c, const struct entry *v, size_t n)
 {
 	static const char *const units[] = {
 		[VICTIM_SELF] = "", [VICTIM_MEMORY] = "bytes", [VICTIM_GROWTH] = "bytes/s",
@@ -979,45 +1375,68 @@ static void json_cands(FILE *f, struct cg *c, const struct cand *v, size_t n)
 
 	fputc('[', f);
 	for (size_t i = 0; i < n && i < SHOWN; i++) {
+		const struct cand *k = &v[i].k;
 		char path[PATH_MAX];
-		uint64_t memory = vk == VICTIM_MEMORY ? (uint64_t)v[i].figure : v[i].memory;
+		uint64_t memory = vk == VICTIM_MEMORY ? (uint64_t)k->figure : k->memory;
 
-		snprintf(path, sizeof(path), "%s/%s", D.v2, v[i].rel);
+		snprintf(path, sizeof(path), "%s/%s", D.v2, k->rel);
 		fputs(i ? ", {\"cgroup\": " : "{\"cgroup\": ", f);
 		json_str(f, path);
-		if (v[i].unknown)
+		if (k->unknown)
 			fputs(", \"figure\": null", f);
 		else if (vk == VICTIM_PRESSURE)
-			fprintf(f, ", \"figure\": %lld.%02lld", (long long)(v[i].figure / 100),
-				(long long)(v[i].figure % 100));
+			fprintf(f, ", \"figure\": %lld.%02lld", (long long)(k->figure / 100),
+				(long long)(k->figure % 100));
 		else
-			fprintf(f, ", \"figure\": %lld", (long long)v[i].figure);
+			fprintf(f, ", \"figure\": %lld", (long long)k->figure);
 		fprintf(f, ", \"unit\": \"%s\", \"memory\": %llu, \"group\": \"%s\", \"reason\": ",
-			units[vk], (unsigned long long)memory, prefs[v[i].pref].group);
-		if (v[i].reason)
-			json_str(f, v[i].reason);
+			units[vk], (unsigned long long)memory, prefs[k->pref].group);
+		if (k->reason)
+			json_str(f, k->reason);
 		else
 			fputs("null", f);
 		fputs(", \"whole\": ", f);
-		if (v[i].whole)
-			json_str(f, v[i].whole);
-		else
+		if (v[i].n > 1) {
+			fprintf(f, "\"the cgroups of uid %u\"", (unsigned)k->key);
+		} else if (k->whole == other_whole) {
+			char text[64];
+
+			snprintf(text, sizeof(text), "%s %u", other_whole, (unsigned)k->uid);
+			json_str(f, text);
+		} else if (k->whole) {
+			json_str(f, k->whole);
+		} else {
 			fputs("null", f);
-		fputc('}', f);
+		}
+		/* the owner it is ranked with, and its cgroups (all acted on) */
+		if (k->key != (uid_t)-1)
+			fprintf(f, ", \"owner\": %u", (unsigned)k->key);
+		else
+			fputs(", \"owner\": null", f);
+		fprintf(f, ", \"count\": %zu, \"cgroups\": [", v[i].n);
+		for (size_t j = 0; j < v[i].n && j < JSON_MEMBERS; j++) {
+			snprintf(path, sizeof(path), "%s/%s", D.v2, v[i].m[j]->rel);
+			if (j)
+				fputs(", ", f);
+			json_str(f, path);
+		}
+		fputs("]}", f);
 	}
 	fputc(']', f);
 }
 
 /* ---- the interface ---- */
 
-int victim_rank(struct cg *c, char ***rels, char **why, char **json)
+int victim_rank(struct cg *c, char ***rels, int **groups, char **why, char **json)
 {
 	struct walk w;
-	size_t n = 0, nomit, len;
+	struct entry *e = NULL;
+	size_t n = 0, nrels = 0, len;
+	int ne, r;
 	FILE *f;
-	int r;
 
 	*rels = NULL;
+	*groups = NULL;
 	*why = *json = NULL;
 	r = collect(&w, c, true);
 	if (r < 0)
@@ -1027,43 +1446,58 @@ int victim_rank(struct cg *c, char ***rels, char **why, char **json)
 			"rule %s: %s/%s: %u Avoid=/Omit= match(es) ignored where a directory on the way belongs to neither root nor the owner of the watched cgroup (uid %u): %s%s",
 			c->rule->name, D.v2, c->rel, w.nignored, (unsigned)w.owner, w.ignored_text,
 			w.nignored > SHOWN ? " and more" : "");
-	qsort(w.v, w.n, sizeof(*w.v), cand_cmp);	/* the omitted last, by path */
-	while (n < w.n && w.v[n].pref != PREF_OMIT)
-		n++;
-	nomit = w.n - n;
+	if (w.n)	/* qsort(NULL, 0) is undefined (no candidate: c empty) */
+		qsort(w.v, w.n, sizeof(*w.v), cand_cmp);	/* the omitted last, by path */
+	ne = entries_of(w.v, w.n, &e);
+	if (ne < 0) {
+		walk_free(&w);
+		return ne;
+	}
+	while (n < (size_t)ne && e[n].k.pref != PREF_OMIT)
+		nrels += e[n++].n;
 	f = open_memstream(why, &len);
 	if (f) {
 		if (n)
-			why_text(f, c, w.v, n);
+			why_text(f, c, e, n);
 		else
 			fputs("no candidate", f);
-		omitted_text(f, w.v + n, nomit);
+		omitted_text(f, e + n, (size_t)ne - n);
 		fclose(f);
 	}
 	if (n == 0) {
+		entries_free(e, (size_t)ne);
 		walk_free(&w);
 		return 0;
 	}
 	f = open_memstream(json, &len);
 	if (f) {
-		json_cands(f, c, w.v, n);
+		json_cands(f, c, e, n);
 		fclose(f);
 	}
-	*rels = calloc(n, sizeof(**rels));
-	for (size_t i = 0; *rels && i < n; i++) {
-		(*rels)[i] = w.v[i].rel;
-		w.v[i].rel = NULL;
-	}
+	/* every cgroup of each entry, the entries in order */
+	*rels = calloc(nrels, sizeof(**rels));
+	*groups = calloc(nrels, sizeof(**groups));
+	for (size_t i = 0, k = 0; *rels && *groups && i < n; i++)
+		for (size_t j = 0; j < e[i].n; j++, k++) {
+			struct cand *m = &w.v[e[i].m[j] - w.v];
+
+			(*rels)[k] = m->rel;
+			(*groups)[k] = (int)i;
+			m->rel = NULL;
+		}
+	entries_free(e, (size_t)ne);
 	walk_free(&w);
-	if (!*rels || !*why || !*json) {
-		victim_free(*rels, *rels ? (int)n : 0);
+	if (!*rels || !*groups || !*why || !*json) {
+		victim_free(*rels, *rels ? (int)nrels : 0);
+		free(*groups);
 		free(*why);
 		free(*json);
 		*rels = NULL;
+		*groups = NULL;
 		*why = *json = NULL;
 		return -ENOMEM;
 	}
-	return (int)n;
+	return (int)nrels;
 }
 
 void victim_free(char **rels, int n)
@@ -1111,7 +1545,8 @@ void victim_episode_start(struct cg *c)
 		b->v[b->n++].rel = w.v[i].rel;
 		w.v[i].rel = NULL;
 	}
-	qsort(b->v, b->n, sizeof(*b->v), base_cmp);
+	if (b->n)
+		qsort(b->v, b->n, sizeof(*b->v), base_cmp);
 	c->vbase = b;
 	walk_free(&w);
 }

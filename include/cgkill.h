@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define CGK_VERSION "1.2.0"
+#define CGK_VERSION "1.3.0"
 /* CGK_VERSION of the library loaded at run time, which may be newer than
  * the header a program was built with. */
 const char *cgk_version(void);
@@ -220,6 +220,35 @@ const char *cgk_signal_name(int sig, char *buf, size_t size);
  * "1min 30s", "infinity" (UINT64_MAX: no deadline). A bare number other
  * than 0 has no unit: -EINVAL. Too long: -ERANGE. */
 int cgk_parse_duration(const char *text, uint64_t *ms);
+
+/* ---- text that others choose ---- */
+/* Since 1.3. Cgroup and process names are any bytes their owner picked:
+ * written through one of these forms, they cannot drive a terminal, split
+ * a line or break a JSON document. UTF-8 is decoded; control characters
+ * are C0, DEL and C1 (U+0080..U+009F, U+009B CSI among them). */
+enum cgk_text_form {
+	/* each control character and each byte of no valid UTF-8 as '?',
+	 * the rest as it is (what cgkill prints) */
+	CGK_TEXT_SAFE = 0,
+	/* a JSON string with its quotes: '"' and '\\' escaped, controls as
+	 * \n, \r, \t or \u00XX, each byte of no valid UTF-8 as \ufffd: always
+	 * valid UTF-8 and valid JSON */
+	CGK_TEXT_JSON,
+	/* util-linux's raw columns: controls, blanks, a backslash before an
+	 * x, and each byte of no valid UTF-8 as \xHH */
+	CGK_TEXT_RAW,
+};
+/* Write len bytes of text in form on out: 0, or -EINVAL (form unknown,
+ * out NULL), -EIO (the stream's error flag is set). */
+int cgk_text_write(FILE *out, const char *text, size_t len, enum cgk_text_form form);
+/* The same into buf, as snprintf(3): at most size - 1 bytes and a NUL,
+ * never part of a character or of an escape (a JSON string cut short
+ * still ends with its quote); returns the length of the whole. */
+size_t cgk_text_format(char *buf, size_t size, const char *text, size_t len,
+		       enum cgk_text_form form);
+/* The characters text shows as in CGK_TEXT_SAFE: one for each character
+ * and each '?' (terminal columns, but for wide characters). */
+size_t cgk_text_width(const char *text, size_t len);
 
 /* ---- the system's cgroups ---- */
 /* The mounted cgroup hierarchies, as /proc/self/mountinfo lists them. */

@@ -72,11 +72,54 @@ static bool outside_ns(const struct cgk_target *t)
 	return strncmp(t->rel, "/..", 3) == 0 && (t->rel[3] == '/' || !t->rel[3]);
 }
 
+/* Could a delegatee have made the cgroup fd? Not if it is root's: no one
+ * else makes a root-owned directory. Else not only if its parent is root's
+ * and writable by root alone (neither g+w nor o+w): a delegated root
+ * (systemd's user@UID.service: the user's, below root's 0755
+ * user-UID.slice) stays protectable. A parent of anyone else's could
+ * have been made writable by its owner (chmod at will) for the time of a
+ * mkdir, and the cgroup given to one of that owner's subordinate uids
+ * (chown in a user namespace); a group-writable one lets in who is in its
+ * group (not known here; the cgroup's own gid proves nothing: its owner
+ * may chgrp it to any of its groups). Asked of the fd held, and of its
+ * parent through it: no name is looked up again. 1, 0 or -errno. */
+static int made_by_delegatee(int fd)
+{
+	_cleanup_close_ int up = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat cg, parent;
+
+	if (up < 0 || fstat(fd, &cg) < 0 || fstat(up, &parent) < 0)
+		return -errno;
+	if (cg.st_uid == 0)
+		return 0;
+	return parent.st_uid != 0 || (parent.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/* Does the protected list's entry hold for the cgroup fd? Only if no
+ * delegatee could have made it: a name does not buy protection for the
+ * subtree around it. Fail closed: what cannot be told protects. */
+static bool honoured(int fd)
+{
+	return made_by_delegatee(fd) != 1;
+}
+
+/* Does the entry name the cgroup below (a literal path below the target)
+ * protect it? Not if it is surely not there. */
+static bool protects_below(struct cgk_run *run, const char *below)
+{
+	_cleanup_close_ int fd = openat(run->t->fd, below, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno != ENOENT && errno != ENOTDIR;
+	return honoured(fd);
+}
+
 /* Is the target, or a cgroup below it, protected by glob (normalised)?
  * Its leading components, as many as the target has, must match the
  * target's; the rest names something below the target: a pattern could
  * match a cgroup there, so it counts; a literal name counts unless it is
- * surely not there. */
+ * surely not there. A cgroup a delegatee could have made
+ * (made_by_delegatee) is protected by no entry. */
 static bool protects(struct cgk_run *run, char *glob)
 {
 	const char *rel = run->t->rel;
@@ -87,7 +130,7 @@ static bool protects(struct cgk_run *run, char *glob)
 		if (*p == '/')
 			below = strchr(below + 1, '/');
 	if (!below)
-		return matches(glob, rel);
+		return matches(glob, rel) && honoured(run->t->fd);
 	*below = '\0';
 	hit = matches(glob, rel);
 	*below++ = '/';
@@ -95,8 +138,7 @@ static bool protects(struct cgk_run *run, char *glob)
 		return false;
 	if (strpbrk(below, "*?[\\"))
 		return true;
-	return faccessat(run->t->fd, below, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
-	       (errno != ENOENT && errno != ENOTDIR);
+	return protects_below(run, below);
 }
 
 /* The entry s[0..len) as a glob with one '/' before each component: "//",

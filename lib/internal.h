@@ -14,6 +14,7 @@
  *	target.c		resolving a path or fd into a cgroup directory
  *	cgfile.c		readers of cgroup files: procs, events, freeze, pids
  *	options.c report.c	the public objects (report.c: JSON too)
+ *	text.c			names made safe to show: the one filter
  *	parse.c signame.c version.c	pure parsers, fuzzed; the version
  *	util.c error.c		time, files, vectors, marks; errors, errno names
  */

@@ -3,12 +3,12 @@
  * The report object and its accessors, names of backends and guards, and
  * the JSON writer.
  *
- * JSON strings: process names and cgroup paths are arbitrary bytes. Valid
- * UTF-8 is copied as is; '"', '\\' and control characters (and DEL) are
- * escaped; every byte that is not part of a valid UTF-8 sequence (stray
- * continuation bytes, truncated sequences, overlong forms, surrogates, code
- * points above U+10FFFF) becomes U+FFFD, one for each byte. The output is
- * therefore always valid JSON, at the price of losing those bytes.
+ * JSON strings: process names and cgroup paths are arbitrary bytes, written
+ * through text.c's filter (CGK_TEXT_JSON): valid UTF-8 is copied as is;
+ * '"', '\\' and control characters (C0, DEL, C1) are escaped; every byte
+ * that is not part of a valid UTF-8 sequence becomes U+FFFD, one for each
+ * byte. The output is therefore always valid JSON, at the price of losing
+ * those bytes.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -255,97 +255,10 @@ static void jw_indent(struct jw *w)
 /* Start a value: comma and newline as needed, then "key": if key. */
 static void jw_begin(struct jw *w, const char *key);
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 if it is invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-	size_t len;
-	unsigned lo = 0x80, hi = 0xbf;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4;
-	else
-		return 0;	/* continuation byte, overlong lead, > U+10FFFF */
-	if (n < len)
-		return 0;
-	/* the second byte carries the restrictions of RFC 3629 */
-	if (c == 0xe0)
-		lo = 0xa0;	/* overlong */
-	else if (c == 0xed)
-		hi = 0x9f;	/* surrogates */
-	else if (c == 0xf0)
-		lo = 0x90;	/* overlong */
-	else if (c == 0xf4)
-		hi = 0x8f;	/* > U+10FFFF */
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return len;
-}
-
-/* Write n bytes of s as a JSON string. */
+/* Write n bytes of s as a JSON string: the one filter of text.c. */
 static void jw_strn(FILE *f, const char *s, size_t n)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0;
-
-	fputc('"', f);
-	while (i < n) {
-		unsigned char c = p[i];
-		size_t len;
-
-		switch (c) {
-		case '"':
-			fputs("\\\"", f);
-			i++;
-			continue;
-		case '\\':
-			fputs("\\\\", f);
-			i++;
-			continue;
-		case '\n':
-			fputs("\\n", f);
-			i++;
-			continue;
-		case '\t':
-			fputs("\\t", f);
-			i++;
-			continue;
-		case '\r':
-			fputs("\\r", f);
-			i++;
-			continue;
-		}
-		if (c < 0x20 || c == 0x7f) {
-			fprintf(f, "\\u%04x", c);
-			i++;
-			continue;
-		}
-		len = utf8_len(p + i, n - i);
-		if (len == 0) {
-			fputs("\\ufffd", f);
-			i++;
-			continue;
-		}
-		/* C1 controls (U+0080..U+009F, CSI among them) drive a
-		 * terminal that the JSON may be printed on. */
-		if (len == 2 && c == 0xc2 && p[i + 1] < 0xa0) {
-			fprintf(f, "\\u%04x", p[i + 1]);
-			i += 2;
-			continue;
-		}
-		fwrite(p + i, 1, len, f);
-		i += len;
-	}
-	fputc('"', f);
+	cgk_text_write(f, s, n, CGK_TEXT_JSON);
 }
 
 static void jw_begin(struct jw *w, const char *key)

@@ -235,6 +235,18 @@ kd_stop() {
 	kd_daemon=
 }
 
+# parent_daemon_live: the sentinel in the sandbox itself, where
+# kd_sentinels put one ($sent_parent), and the daemon live (a TAP point
+# each).
+parent_daemon_live() {
+	if [ -n "$sent_parent" ]; then
+		alive "$sent_parent"
+		ok $? "the sentinel in the parent box lives"
+	fi
+	alive "$kd_daemon"
+	ok $? "the daemon lives"
+}
+
 # log_has REGEX: the daemon's log has a line matching REGEX (grep -E).
 log_has() {
 	grep -qsE -- "$1" "$kd_log"
@@ -265,6 +277,28 @@ except OSError:
     pass' "$1" "$2"
 }
 
+# poke_v1: box/jobs/poke for start_poke on v1 pids: the v1 pids cgroup
+# box/jobs, at a pids limit of 1, holds the bomb alone (the children of
+# box/jobs have no v1 pids cgroup, and stay where this shell is).
+poke_v1() {
+	mkcg jobs 1 && mkcg jobs/poke || bail_out "cannot create $box/jobs/poke"
+	poke_join="echo \$\$ >'$v1pids/$box/jobs/cgroup.procs' && echo \$\$ >'$v2/$box/jobs/poke/cgroup.procs'"
+}
+
+# poke_cgroups: box/jobs/poke for start_poke, at a pids limit of 1: in v2
+# where the root gives pids to its children, else poke_v1; the test is
+# skipped where there is no pids controller at all.
+poke_cgroups() {
+	if v2_has pids; then
+		mkcg jobs/poke 1 || bail_out "cannot create $box/jobs/poke"
+		poke_join="$(_join jobs/poke)"
+	elif [ -n "$v1pids" ]; then
+		poke_v1
+	else
+		skip_all "no pids controller: neither cgroup v2 pids nor a v1 pids hierarchy (the rule's trigger)"
+	fi
+}
+
 # The victim tests' rule on box/jobs, fired by a fork bomb in box/jobs/poke.
 # start_poke: the bomb ($poke_join moves it there), its pid in $poke.
 start_poke() {
@@ -276,11 +310,23 @@ start_poke() {
 		bail_out "no bomb in box/jobs/poke"
 }
 
-# victim_case NAME RULE-LINES...: the daemon with a rule on box/jobs (the
-# lines added to it) until its one event, then stopped; the victim's name
-# below box/jobs in $victim ("error: MESSAGE" if the action failed), the
-# event in $events.
-victim_case() {
+# alive_all WHAT PID...: each lives, and the bomb ($poke) and the
+# sentinels ($sent_other, $sent_parent), else the dead are named (one
+# TAP point).
+alive_all() {
+	local what=$1 p bad=
+	shift
+	# shellcheck disable=SC2154 # set by kd_sentinels (printf -v)
+	for p in "$@" "$poke" "$sent_other" ${sent_parent:+"$sent_parent"}; do
+		alive "$p" || bad+=" $p"
+	done
+	ok "$([ -z "$bad" ]; echo $?)" "$what: the others, the bomb and the sentinels live" || diag "dead:$bad"
+}
+
+# victim_start NAME RULE-LINES...: the daemon started with the victim
+# tests' rule on box/jobs (the lines added to it), $events emptied and
+# $victim cleared.
+victim_start() {
 	local name=$1
 	shift
 	{
@@ -291,7 +337,14 @@ victim_case() {
 	: >"$events"
 	victim=
 	kd_start "$conf" || bail_out "cgkilld did not start"
-	wait_for 30 "the event of case $name" test -s "$events"
+}
+
+# victim_case NAME RULE-LINES...: victim_start until its one event, then
+# stopped; the victim's name below box/jobs in $victim ("error: MESSAGE"
+# if the action failed), the event in $events.
+victim_case() {
+	victim_start "$@"
+	wait_for 30 "the event of case $1" test -s "$events"
 	kd_stop
 	victim=$(python3 -c 'import json, sys
 e = json.loads(open(sys.argv[1]).readline())

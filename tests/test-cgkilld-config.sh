@@ -141,7 +141,10 @@ rc=$?
 ok $? "with a bad configuration the daemon does not start (exit $rc)"
 # The rule files users copy: the example the packages ship, and the
 # README's.
-check "--check accepts data/cgkilld.conf.example" "$CGKILLD" --check data/cgkilld.conf.example
+# (copied into the scratch directory: the daemon trusts only files that
+# root alone can write, all the way up, which a checkout need not be)
+cp data/cgkilld.conf.example "$kd_tmp/example.conf" || bail_out "cannot copy the example"
+check "--check accepts data/cgkilld.conf.example" "$CGKILLD" --check "$kd_tmp/example.conf"
 awk '/^```ini/ { f = 1; next } /^```/ { f = 0 } f' README.md >"$kd_tmp/readme.conf"
 [ -s "$kd_tmp/readme.conf" ] && "$CGKILLD" --check "$kd_tmp/readme.conf" >/dev/null
 ok $? "--check accepts the README's rule file"

@@ -17,11 +17,12 @@
 #    neither the cpu events nor the cpu actions begin, continue or cut;
 #  - box/lvl/x thrashes under memory-pressure-level (v1 counterpart, low
 #    for 4s);
-#  - box/nopsi/x has cgroup.pressure 0 (no memory.pressure): memory-pressure
-#    stands on the v1 memory.pressure_level, and its thrash is killed;
-#  - box/rearm/x: cgroup.pressure set to 0 drops the PSI trigger (the v1
-#    level stands in at once), the v1 counterpart removed drops that, and
-#    both come back when the cgroup next becomes populated;
+#  - box/nopsi/x has cgroup.pressure 0 (no memory.pressure): the daemon
+#    turns it on and arms its PSI trigger (a matched cgroup does not opt
+#    out; test-cgkilld-pressure-optout.sh has more), and its thrash is
+#    killed;
+#  - box/rearm/x: cgroup.pressure set to 0 drops the PSI trigger, which is
+#    armed again at once (the file turned on again);
 #  - the state dump (SIGUSR1) shows each armed pressure source;
 #  - swap: with no swap, nothing is read and the log says so once;
 #  - sentinels in the sibling box/other and the parent box (where the
@@ -97,7 +98,7 @@ check "--check accepts PressureWindow=10s" "$CGKILLD" --check "$c"
 kd_sentinels memory other
 
 nopsi=0
-if [ -n "$v1mem" ] && [ -f "$v2/$box/nopsi/x/cgroup.pressure" ]; then
+if [ -f "$v2/$box/nopsi/x/cgroup.pressure" ]; then
 	echo 0 >"$v2/$box/nopsi/x/cgroup.pressure" && [ ! -e "$v2/$box/nopsi/x/memory.pressure" ] && nopsi=1
 fi
 
@@ -201,6 +202,22 @@ SwapUsedAbove=50%
 PressureDuration=2s
 Action=log
 EOF
+# A watched cgroup's triggers are armed while it is populated (an empty
+# one holds no file: cgkilld.conf(5), MaxWatchesPerOwner=): a sleeper in
+# each cgroup whose arming is checked below, in its v2 cgroup only.
+hold() {
+	sh -c "echo \$\$ >'$v2/$box/$1/cgroup.procs' && exec sleep 3600" </dev/null >/dev/null 2>&1 &
+	started=$!
+	disown "$started"
+	kd_pids+=("$started")
+	holders+=("$started")
+	wait_for 20 "a sleeper in box/$1" grep -qx "$started" "$v2/$box/$1/cgroup.procs"
+}
+holders=()
+for rel in jobs/thrash jobs/quiet sys/x cpu/busy mc/x swap/a swap/b nopsi/x lvl/x rearm/x; do
+	hold "$rel" || bail_out "no sleeper in box/$rel"
+done
+rearm_holder=$started
 kd_start "$conf" || bail_out "cgkilld did not start"
 for rel in jobs/thrash jobs/quiet; do
 	log_has "^<7>rule mem: $v2/$box/$rel: memory-pressure: PSI trigger \"some 200000 2000000\" on $v2/$box/$rel/memory.pressure\$"
@@ -220,8 +237,8 @@ grep -qF "pressure $v2/$box/mc/x (rule mc): memory-pressure: PSI trigger \"some 
 ok $? "the state dump (SIGUSR1) shows the armed pressure sources of each cgroup, and their episodes" ||
 	diag "$(grep -F "pressure $v2/$box/" <<<"$st")"
 if [ "$nopsi" = 1 ]; then
-	grep -qF "pressure $v2/$box/nopsi/x (rule nopsi): memory-pressure-level, for memory-pressure: low on $v1mem/$box/nopsi/x/memory.pressure_level; no episode" <<<"$st"
-	ok $? "the state dump shows the v1 level that stands in for memory-pressure" ||
+	grep -qF "pressure $v2/$box/nopsi/x (rule nopsi): memory-pressure: PSI trigger \"some 200000 2000000\" on $v2/$box/nopsi/x/memory.pressure; no episode" <<<"$st"
+	ok $? "the state dump shows the PSI trigger of box/nopsi/x, whose cgroup.pressure was 0" ||
 		diag "$(grep -F "pressure $v2/$box/nopsi/" <<<"$st")"
 fi
 
@@ -401,7 +418,7 @@ print("# memory-pressure %dms after the thrash began: %s" % (ms, json.dumps(mem[
 EOF
 ok $? "each event counts its own trigger's events, and memory-pressure acted not before its own episode lasted the duration less a window" ||
 	diag "$(grep -F '"rule": "mc"' "$events" | cut -c1-400)"
-echo 1 >"$v2/$box/mc/x/cgroup.kill" 2>/dev/null || for b in "${busy[@]}" "$thrasher"; do
+echo 1 >"$v2/$box/mc/x/cgroup.kill" 2>/dev/null || for b in "${busy[@]}" "$thrasher" "${holders[@]}"; do
 	alive "$b" && kill -KILL "$b"
 done
 wait_for 20 "box/mc/x empty" empty mc/x
@@ -435,15 +452,15 @@ EOF
 	ok $? "its JSON event names the level and an episode of the duration" || diag "$ev"
 fi
 
-# ---- memory-pressure without PSI: the v1 level stands in ----
+# ---- memory-pressure where cgroup.pressure was 0: turned on ----
 if [ "$nopsi" = 0 ]; then
-	skip "no v1 memory hierarchy or no cgroup.pressure (Linux 6.1+): the fallback to memory.pressure_level is untested"
+	skip "no cgroup.pressure (Linux 6.1+): turning the pressure files on is untested"
 else
-	log_has "^<6>rule nopsi: $v2/$box/nopsi/x: no memory.pressure \(PSI is off: psi=0, or cgroup.pressure 0\): memory-pressure stands on the v1 memory.pressure_level \(low\) instead"
-	ok $? "memory-pressure with no memory.pressure (cgroup.pressure 0) falls back to the v1 level, and says so"
+	log_has "^<5>rule nopsi: $v2/$box/nopsi/x: cgroup.pressure was 0 \(its pressure files off\): turned on"
+	ok $? "memory-pressure on box/nopsi/x, whose cgroup.pressure was 0: turned on, and the log says so"
 	thrash_in nopsi/x || bail_out "the thrash workload did not start in box/nopsi/x"
-	wait_log 60 "^<4>rule nopsi: $v2/$box/nopsi/x: memory-pressure-level \(for memory-pressure: no PSI\)"
-	ok $? "the fallback acts on box/nopsi/x under the thrash"
+	wait_log 60 "^<4>rule nopsi: $v2/$box/nopsi/x: memory-pressure: some stall"
+	ok $? "its PSI trigger acts on box/nopsi/x under the thrash"
 	wait_for 30 "box/nopsi/x empty" empty nopsi/x
 	ok $? "box/nopsi/x is empty"
 fi
@@ -458,31 +475,12 @@ if [ ! -f "$v2/$box/rearm/x/cgroup.pressure" ]; then
 else
 	log_has "^<7>rule rearm: $v2/$box/rearm/x: memory-pressure: PSI trigger"
 	ok $? "box/rearm/x: memory-pressure armed on its PSI trigger"
-	fallback=0
-	[ -n "$v1mem" ] && ! v2_has memory && [ -d "$v1mem/$box/rearm/x" ] && fallback=1
-	standin="^<6>rule rearm: $v2/$box/rearm/x: no memory.pressure \(PSI is off: psi=0, or cgroup.pressure 0\): memory-pressure stands on the v1 memory.pressure_level \(low\) instead"
 	echo 0 >"$v2/$box/rearm/x/cgroup.pressure"
-	wait_log 20 "^<6>rule rearm: $v2/$box/rearm/x/memory.pressure: gone: memory-pressure trigger dropped"
-	ok $? "cgroup.pressure 0 drops the PSI trigger, and the log says so"
-	if [ $fallback = 1 ]; then
-		wait_log 10 "$standin"
-		ok $? "the v1 level stands in for memory-pressure at once"
-		rmdir "$v1mem/$box/rearm/x"
-		wait_log 20 "^<6>rule rearm: $v2/$box/rearm/x: the v1 memory counterpart is gone: memory-pressure-level dropped"
-		ok $? "its v1 counterpart removed: the level that stood in is dropped"
-		mkdir "$v1mem/$box/rearm/x" || bail_out "cannot create $v1mem/$box/rearm/x"
-		run_in rearm/x sleep 3600 || bail_out "no sleeper in box/rearm/x"
-		wait_for 20 "the level armed again" log_count "$standin" 2
-		ok $? "the cgroup populated again: the v1 level stands in for memory-pressure again" ||
-			diag "$(grep 'rule rearm:' "$kd_log")"
-		echo 1 >"$v2/$box/rearm/x/cgroup.kill" 2>/dev/null || kill -KILL "$started"
-		wait_for 20 "box/rearm/x empty" empty rearm/x
-	fi
-	echo 1 >"$v2/$box/rearm/x/cgroup.pressure"
-	run_in rearm/x sleep 3600 || bail_out "no sleeper in box/rearm/x"
-	wait_for 20 "the PSI trigger armed again" log_count "^<7>rule rearm: $v2/$box/rearm/x: memory-pressure: PSI trigger" 2
-	ok $? "cgroup.pressure 1 and the cgroup populated again: the PSI trigger is armed again" ||
-		diag "$(grep 'rule rearm:' "$kd_log")"
+	wait_log 20 "^<6>rule rearm: $v2/$box/rearm/x/memory.pressure: its pressure files were turned off: memory-pressure armed again"
+	ok $? "cgroup.pressure 0 drops the PSI trigger: the file is turned on and the trigger armed again at once"
+	log_count "^<7>rule rearm: $v2/$box/rearm/x: memory-pressure: PSI trigger" 2 &&
+		[ "$(cat "$v2/$box/rearm/x/cgroup.pressure")" = 1 ]
+	ok $? "the PSI trigger is armed again, cgroup.pressure is 1" || diag "$(grep 'rule rearm:' "$kd_log")"
 	st=$(dump)
 	grep -qF "pressure $v2/$box/rearm/x (rule rearm): memory-pressure: PSI trigger \"some 200000 2000000\" on $v2/$box/rearm/x/memory.pressure;" <<<"$st" &&
 		! grep -qF "pressure $v2/$box/rearm/x (rule rearm): memory-pressure-level" <<<"$st"

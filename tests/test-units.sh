@@ -107,6 +107,20 @@ hang) exec sleep 60 ;;
 esac
 EOF
 chmod +x "$tmp/bin/systemctl"
+# cgkill runs /usr/bin/systemctl (or /bin/systemctl), never one found on
+# PATH (tests/test-unit-path.sh): the stand-in is bound over those in a
+# mount namespace of each run's own.
+[ -x /usr/bin/systemctl ] || [ -x /bin/systemctl ] ||
+	skip_all "no systemctl in /usr/bin or /bin for the stand-in to cover"
+command -v unshare >/dev/null || skip_all "unshare (util-linux) not installed"
+# standin FILE COMMAND...: COMMAND where FILE is every systemctl cgkill may run.
+standin() {
+	unshare -m --propagation private sh -c 'f=$1; shift
+		for p in /usr/bin/systemctl /bin/systemctl; do
+			[ ! -e "$p" ] || mount --bind "$f" "$p" || exit 99
+		done
+		exec "$@"' sh "$@"
+}
 fake() {
 	echo "$1" >"$tmp/mode"
 	rm -f "$tmp/args" "$tmp/env"
@@ -114,8 +128,8 @@ fake() {
 # cgkill with the stand-in first on PATH, a user bus to find, and one
 # variable of its own that must not reach systemctl.
 frun() {
-	out=$(env PATH="$tmp/bin:$PATH" XDG_RUNTIME_DIR="$tmp" CGKILL_TEST_LEAK=1 \
-		"$CGKILL" "$@" 2>"$tmp/err")
+	out=$(standin "$tmp/bin/systemctl" env PATH="$tmp/bin:$PATH" XDG_RUNTIME_DIR="$tmp" \
+		CGKILL_TEST_LEAK=1 "$CGKILL" "$@" 2>"$tmp/err")
 	rc=$?
 	err=$(cat "$tmp/err")
 }
@@ -227,9 +241,10 @@ alive "$sibling" && alive "$parent"
 ok $? "the sentinels in S and the parent still live"
 
 # No systemctl, no user bus, a bad name.
-out=$(env PATH="$tmp/empty" XDG_RUNTIME_DIR="$tmp" "$CGKILL" --user-unit app 2>&1)
+: >"$tmp/noexec"
+out=$(standin "$tmp/noexec" env PATH="$tmp/empty" XDG_RUNTIME_DIR="$tmp" "$CGKILL" --user-unit app 2>&1)
 rc=$?
-[ $rc -eq 1 ] && [ "$out" = "cgkill: --user-unit app: no systemd user service manager here" ]
+[ $rc -eq 1 ] && [ "$out" = "cgkill: --user-unit app: no systemd user service manager here (no systemctl in /usr/bin or /bin)" ]
 ok $? "no systemctl: exit 1, 'no systemd user service manager here'" || diag "rc $rc: $out"
 out=$(env -u XDG_RUNTIME_DIR -u DBUS_SESSION_BUS_ADDRESS PATH="$tmp/bin:$PATH" \
 	"$CGKILL" --user-unit app 2>&1)
