@@ -375,6 +375,8 @@ bool procs_memory(int dfd, uint64_t *rss, uint64_t *swap);
  * /proc/PID/status (not the owner of /proc/PID, which is root's for a
  * process that made itself not dumpable): 0, or -1 if it is gone. */
 int proc_uids(pid_t pid, uid_t uids[3]);
+/* procfs for the two above and counterpart.c: "/proc", or a test's fixture tree */
+extern const char *proc_root;
 /* The pids.events of the cgroup at dfd that counts its own limit only
  * (pids-events.c): pids.events.local where it exists, else pids.events;
  * opened (fd, or -errno), its name in *name. */

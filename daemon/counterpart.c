@@ -54,6 +54,10 @@
 
 #define SUBTREE_DEPTH 256	/* deeper: refused (a figure: unknown) */
 
+/* Where process data is read: procfs, or the fixture tree a test puts in
+ * its place (tests/test-victim-fixture.c). */
+const char *proc_root = "/proc";
+
 struct tids {
 	pid_t *v;
 	size_t n, cap;
@@ -237,12 +241,12 @@ static bool at_or_below(const char *path, const char *base)
  * not in that hierarchy, or -errno. */
 static int proc_cgroup(pid_t tid, const char *controller, char *buf, size_t size)
 {
-	char path[64], line[PATH_MAX + 64];
+	char path[PATH_MAX], line[PATH_MAX + 64];
 	size_t cl = controller ? strlen(controller) : 0;
 	int r = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)tid);
+	snprintf(path, sizeof(path), "%s/%d/cgroup", proc_root, (int)tid);
 	f = fopen(path, "re");
 	if (!f)
 		return gone(errno) ? 0 : -errno;
@@ -272,13 +276,13 @@ static int proc_cgroup(pid_t tid, const char *controller, char *buf, size_t size
 
 int proc_uids(pid_t pid, uid_t uids[3])
 {
-	char path[64], buf[4096];
+	char path[PATH_MAX], buf[4096];
 	unsigned long u[3];
 	const char *p;
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	snprintf(path, sizeof(path), "%s/%d/status", proc_root, (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -619,11 +623,11 @@ static int procs_add(int dfd, uint64_t *rss, uint64_t *swap)
 	int r = tids_read(&s, dfd, "cgroup.procs");
 
 	for (size_t i = 0; r == 0 && i < s.n; i++) {
-		char path[64], buf[4096];
+		char path[PATH_MAX], buf[4096];
 		int fd;
 		ssize_t n;
 
-		snprintf(path, sizeof(path), "/proc/%d/status", (int)s.v[i]);
+		snprintf(path, sizeof(path), "%s/%d/status", proc_root, (int)s.v[i]);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
 			r = gone(errno) ? 0 : -errno;
