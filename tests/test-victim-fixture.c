@@ -471,11 +471,14 @@ static void test_owners(void)
 		   "s01+s02+s03+s04+s05+s06+s07+s08+s09+s10+s11+s12+s13+s14+s15+s16+s17+s18+s19+s20+s21+s22+s23+s24 > t",
 		   false, "the 24 cgroups of uid", "owner units: a user's 24 one-process leaves are one entry of 24");
 
-	/* root's and c's owner's processes do not make a leaf theirs */
+	/* root's and c's owner's processes do not make a leaf theirs (as
+	 * root, c is given to a third user: root's and the owner's apart) */
 	procs("mixed/a", 3, 0, false);
 	procs("mixed/a", 1, X, false);
 	procs("mixed/b", 2, X, false);
-	procs("mixed/d", 4, geteuid(), false);
+	procs("mixed/d", 4, as_root ? Y + 1 : geteuid(), false);
+	if (as_root && !own("mixed", Y + 1))
+		bail_out("chown mixed: %s", strerror(errno));
 	c = watched("mixed", "Victim=processes");
 	order_is(&c, "a+b > d", "owner units: the uid of a leaf's processes, root's and the owner's not counted");
 
