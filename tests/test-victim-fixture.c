@@ -132,22 +132,25 @@ static int proc_new(uid_t uid, unsigned long rss_kb, bool broken)
 	return pid;
 }
 
-/* n processes of uid (1 MiB each) in the v2 cgroup rel (cgroup.procs and
- * cgroup.threads); broken: the status of the last cannot be read */
-static void procs(const char *rel, int n, uid_t uid, bool broken)
+/* process pid in the v2 cgroup rel (cgroup.procs and cgroup.threads) */
+static void join(const char *rel, int pid)
 {
 	char path[PATH_MAX], line[32];
 
-	cg(rel);
-	for (int i = 0; i < n; i++) {
-		int pid = proc_new(uid, 1024, broken && i == n - 1);
+	snprintf(line, sizeof(line), "%d\n", pid);
+	snprintf(path, sizeof(path), "%s/%s/cgroup.procs", v2dir, rel);
+	write_file(path, line, true);
+	snprintf(path, sizeof(path), "%s/%s/cgroup.threads", v2dir, rel);
+	write_file(path, line, true);
+}
 
-		snprintf(line, sizeof(line), "%d\n", pid);
-		snprintf(path, sizeof(path), "%s/%s/cgroup.procs", v2dir, rel);
-		write_file(path, line, true);
-		snprintf(path, sizeof(path), "%s/%s/cgroup.threads", v2dir, rel);
-		write_file(path, line, true);
-	}
+/* n processes of uid (1 MiB each) in the v2 cgroup rel; broken: the
+ * status of the last cannot be read */
+static void procs(const char *rel, int n, uid_t uid, bool broken)
+{
+	cg(rel);
+	for (int i = 0; i < n; i++)
+		join(rel, proc_new(uid, 1024, broken && i == n - 1));
 }
 
 /* file of the v2 cgroup rel as a directory: opened, it cannot be read
@@ -742,7 +745,8 @@ static void v1_mirror(const char *rel, uint64_t usage, int extra)
 static void test_v1(void)
 {
 	char path[PATH_MAX];
-	int stranger;
+	int stranger, moved;
+	uid_t mine;
 	struct cg c;
 
 	mkdirs(v1dir);
@@ -762,6 +766,24 @@ static void test_v1(void)
 	v1_mirror("hyb/a", 900 * MiB, stranger);
 	order_says(&c, "b > a", false, "a (memory 1.0 MiB)",
 		   "hybrid: a v1 cgroup shared with another's task does not count; its processes' VmRSS does");
+
+	/* the owner of a moved a task of its own out of a's v1 cgroup: a's
+	 * figure is hidden, by its owner's doing, and ranks first (as root,
+	 * the cgroups are given to a user: root's tasks are never that) */
+	mine = as_root ? X : geteuid();
+	procs("hyb2/a", 1, mine, false);
+	procs("hyb2/b", 1, Y, false);
+	v1_mirror("hyb2/a", 10 * MiB, 0);
+	v1_mirror("hyb2/b", 200 * MiB, 0);
+	moved = proc_new(mine, 1024, false);
+	join("hyb2/a", moved);
+	snprintf(path, sizeof(path), "%s/%d/cgroup", procdir, moved);
+	write_file(path, "7:memory:/elsewhere\n0::/hyb2/a\n", false);
+	if (as_root && !(own("hyb2", X) && own("hyb2/a", X) && own("hyb2/b", X)))
+		bail_out("chown hyb2: %s", strerror(errno));
+	c = watched("hyb2", "Victim=memory");
+	order_says(&c, "a > b", true, "by the doing of its owner",
+		   "hybrid: a v1 counterpart its owner split: hidden, first, and logged");
 	D.v1_memory = NULL;
 }
 
