@@ -164,20 +164,23 @@ static void unreadable(const char *rel, const char *file)
 	mkdirs(path);
 }
 
-static bool own(const char *rel, uid_t uid)
+/* the directory of the v2 cgroup rel given to uid (root only) */
+static void own(const char *rel, uid_t uid)
 {
 	char path[PATH_MAX];
 
 	snprintf(path, sizeof(path), "%s/%s", v2dir, rel);
-	return chown(path, uid, uid) == 0;
+	if (chown(path, uid, uid) < 0)
+		bail_out("chown %s: %s", path, strerror(errno));
 }
 
-static bool xattr(const char *rel, const char *name, const char *value)
+static void xattr(const char *rel, const char *name, const char *value)
 {
 	char path[PATH_MAX];
 
 	snprintf(path, sizeof(path), "%s/%s", v2dir, rel);
-	return setxattr(path, name, value, strlen(value), 0) == 0;
+	if (setxattr(path, name, value, strlen(value), 0) < 0)
+		bail_out("setxattr %s %s: %s", path, name, strerror(errno));
 }
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -293,6 +296,8 @@ static void rank(struct cg *c, struct ranked *r)
 	r->log[got > 0 ? got : 0] = '\0';
 	close(fd);
 	r->order[0] = '\0';
+	if (r->n < 0)
+		snprintf(r->order, sizeof(r->order), "(%s)", strerror(-r->n));
 	for (int i = 0; i < r->n; i++) {
 		const char *sub = strncmp(rels[i], c->rel, cl) ? rels[i] : rels[i][cl] ? rels[i] + cl + 1 : ".";
 
@@ -480,8 +485,8 @@ static void test_owners(void)
 	procs("mixed/a", 1, X, false);
 	procs("mixed/b", 2, X, false);
 	procs("mixed/d", 4, as_root ? Y + 1 : geteuid(), false);
-	if (as_root && !own("mixed", Y + 1))
-		bail_out("chown mixed: %s", strerror(errno));
+	if (as_root)
+		own("mixed", Y + 1);
 	c = watched("mixed", "Victim=processes");
 	order_is(&c, "a+b > d", "owner units: the uid of a leaf's processes, root's and the owner's not counted");
 
@@ -502,8 +507,7 @@ static void test_owners(void)
 	for (int i = 1; i <= 24; i++) {
 		snprintf(rel, sizeof(rel), "deleg/u/j%02d", i);
 		procs(rel, 1, X, false);
-		if (!own(rel, X))
-			bail_out("chown %s: %s", rel, strerror(errno));
+		own(rel, X);
 	}
 	own("deleg/u", X);
 	procs("deleg/n", 3, Y, false);
@@ -779,8 +783,11 @@ static void test_v1(void)
 	join("hyb2/a", moved);
 	snprintf(path, sizeof(path), "%s/%d/cgroup", procdir, moved);
 	write_file(path, "7:memory:/elsewhere\n0::/hyb2/a\n", false);
-	if (as_root && !(own("hyb2", X) && own("hyb2/a", X) && own("hyb2/b", X)))
-		bail_out("chown hyb2: %s", strerror(errno));
+	if (as_root) {
+		own("hyb2", X);
+		own("hyb2/a", X);
+		own("hyb2/b", X);
+	}
 	c = watched("hyb2", "Victim=memory");
 	order_says(&c, "a > b", true, "by the doing of its owner",
 		   "hybrid: a v1 counterpart its owner split: hidden, first, and logged");
