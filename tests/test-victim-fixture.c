@@ -648,6 +648,18 @@ static void test_unknown(void)
 	order_says(&c, "x > w", false, "a figure below it cannot be read",
 		   "an unknown figure below a child: its nearest readable ancestor, whole");
 
+	/* no figure can be read at all: the children of c, by memory */
+	mem("none/big", 300 * MiB);
+	mem("none/big/q", 100 * MiB);
+	procs("none/big/q", 1, X, true);
+	mem("none/big/r", 200 * MiB);
+	procs("none/big/r", 1, X, true);
+	mem("none/alone", 250 * MiB);
+	procs("none/alone", 1, Y, true);
+	c = watched("none", "Victim=swap");
+	order_says(&c, "big > alone", false, "no swap can be read, first by memory",
+		   "no figure read at all: the children of the watched cgroup, by memory");
+
 	/* one unknown cgroup of a user's neither lifts nor sinks the rest */
 	mem("usum/s1", 200 * MiB);
 	procs("usum/s1", 1, X, false);
