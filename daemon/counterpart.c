@@ -44,6 +44,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -182,7 +183,7 @@ static int each_child(int dfd, int (*visit)(int kfd, void *arg), void *arg)
 /* What subtree_tids() walks with; depth: levels below its top. */
 struct tids_walk {
 	const char *file;
-	bool v1;
+	bool v1, whole;
 	uid_t owner;
 	unsigned depth;
 	struct tids *s;
@@ -198,13 +199,21 @@ static int tids_walk(int dfd, void *arg)
 	int r;
 
 	if (w->depth > SUBTREE_DEPTH) {
-		/* below a v1 cgroup only root and owner can write: owner's
+		/* A v2 set that need not be whole stops here: strays() looks
+		 * up in /proc each task it lacks, so a delegatee's deep chain
+		 * cannot turn the answer into "refused" and disarm the rule.
+		 * Below a v1 cgroup only root and owner can write: owner's
 		 * making, counted against it, unseen (not refused: that
-		 * would opt it out) */
-		if (w->v1 && w->owner != 0)
+		 * would opt it out). */
+		if (!w->whole || (w->v1 && w->owner != 0))
 			return 0;
-		snprintf(w->why, w->size, "more than %d levels below it", SUBTREE_DEPTH);
-		return 1;
+		/* a v2 cgroup of a user's: only they (and root) make its
+		 * levels, so the figure is hidden by their doing */
+		bool owners = !w->v1 && w->owner != 0;
+
+		snprintf(w->why, w->size, "more than %d levels below it%s", SUBTREE_DEPTH,
+			 owners ? ", by the doing of its owner" : "");
+		return owners ? 2 : 1;
 	}
 	if ((w->v1 && (r = v1_writers(dfd, w->owner, w->why, w->size)) != 0) ||
 	    (r = tids_read(w->s, dfd, w->file)) < 0)
@@ -217,11 +226,12 @@ static int tids_walk(int dfd, void *arg)
 
 /* The tasks of the cgroup at dfd and below it, from file (the v2
  * "cgroup.threads", the v1 "tasks"); with v1, who can write each is
- * checked too. 0, 1 refused (why), or -errno. */
-static int subtree_tids(int dfd, const char *file, bool v1, uid_t owner, unsigned depth, struct tids *s,
+ * checked too. whole: every task is needed (v1 is always whole), else the
+ * walk may stop at SUBTREE_DEPTH. 0, 1 refused (why), or -errno. */
+static int subtree_tids(int dfd, const char *file, bool v1, bool whole, uid_t owner, struct tids *s,
 			char *why, size_t size)
 {
-	struct tids_walk w = { file, v1, owner, depth, s, why, size };
+	struct tids_walk w = { file, v1, v1 || whole, owner, 0, s, why, size };
 
 	return tids_walk(dfd, &w);
 }
@@ -364,7 +374,7 @@ static int root_split(int v2fd, uid_t owner, const char *mount, const char *cont
 {
 	struct tids v2 = { 0 };
 	char where[PATH_MAX], v1path[2 * PATH_MAX];
-	int r = subtree_tids(v2fd, "cgroup.threads", false, owner, 0, &v2, why, size);
+	int r = subtree_tids(v2fd, "cgroup.threads", false, false, owner, &v2, why, size);
 
 	for (size_t i = 0; r == 0 && i < v2.n; i++) {
 		r = proc_cgroup(v2.v[i], controller, where, sizeof(where));
@@ -423,9 +433,9 @@ static int v1_own(const char *rel, const char *mount, const char *v1rel, const c
 		r = -errno;
 		goto out;
 	}
-	r = subtree_tids(v2fd, "cgroup.threads", false, st.st_uid, 0, &v2, why, size);
+	r = subtree_tids(v2fd, "cgroup.threads", false, cover, st.st_uid, &v2, why, size);
 	if (r == 0)
-		r = subtree_tids(v1fd, "tasks", true, st.st_uid, 0, &v1, why, size);
+		r = subtree_tids(v1fd, "tasks", true, true, st.st_uid, &v1, why, size);
 	if (r)
 		goto out;
 	/* (qsort(NULL, 0) is undefined) */
@@ -678,6 +688,23 @@ bool procs_memory(int dfd, uint64_t *rss, uint64_t *swap)
 
 /* ---- --check ---- */
 
+/* A line of --check's report: it names cgroups that others named, so
+ * through the library's filter, as log lines are. */
+__attribute__((format(printf, 1, 2))) static void check_say(const char *fmt, ...)
+{
+	char line[3 * PATH_MAX + 1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	cgk_text_write(stdout, line, strnlen(line, sizeof(line)), CGK_TEXT_SAFE);
+	putchar('\n');
+}
+
 static void check_one(const struct rule *r, const char *rel)
 {
 	static const struct {
@@ -701,9 +728,9 @@ static void check_one(const struct rule *r, const char *rel)
 			continue;
 		v1 = v1_counterpart(rel, mount, uses[i].controller, false, why, sizeof(why));
 		if (v1)
-			printf("  %s: %s/%s: %s on the v1 cgroup %s\n", r->name, D.v2, rel, uses[i].what, v1);
+			check_say("  %s: %s/%s: %s on the v1 cgroup %s", r->name, D.v2, rel, uses[i].what, v1);
 		else if (*why)
-			printf("  %s: %s/%s: %s not armed: %s\n", r->name, D.v2, rel, uses[i].what, why);
+			check_say("  %s: %s/%s: %s not armed: %s", r->name, D.v2, rel, uses[i].what, why);
 		free(v1);
 	}
 }

@@ -52,19 +52,30 @@ alive "$sent_other"
 ok $? "the sentinel in box/other lives"
 kd_stop
 
-# log: no raw control byte of any kind but the newline
-python3 - "$kd_log" <<'PY'
+# no_controls FILE: no raw control byte of any kind but the newline
+no_controls() {
+	python3 - "$1" <<'PY'
 import sys
 data = open(sys.argv[1], "rb").read()
 bad = [b for b in data if (b < 0x20 and b != 0x0a) or b == 0x7f or b == 0x9b]
 bad += [i for i in range(len(data) - 1) if data[i] == 0xc2 and 0x80 <= data[i + 1] <= 0x9f]
 sys.exit(1 if bad else 0)
 PY
+}
+no_controls "$kd_log"
 ok $? "the log has no ESC, CR, C1 or 0x9b byte" || diag "$(grep -a 'rule odd' "$kd_log" | head -3 | cat -v)"
 ! grep -qva '^<[0-7]>' "$kd_log"
 ok $? "every log line has its priority prefix" || diag "$(grep -va '^<[0-7]>' "$kd_log" | head -3 | cat -v)"
 grep -qa '^<4>rule odd: .*/jobs/n?\[31m?A?B?C??D: pids-max' "$kd_log"
 ok $? "the name is shown with '?' for each control character and invalid byte"
+
+# --check's report names the matched cgroups (red team round 3, #6)
+"$CGKILLD" --check "$conf" >"$kd_tmp/check.out" 2>&1
+grep -qa "odd: .*/jobs/n?\[31m?A?B?C??D: pids triggers" "$kd_tmp/check.out"
+ok $? "cgkilld --check names the cgroup, with '?' for each control character and invalid byte" ||
+	diag "$(cat -v "$kd_tmp/check.out")"
+no_controls "$kd_tmp/check.out"
+ok $? "and its report has no ESC, CR, C1 or 0x9b byte" || diag "$(cat -v "$kd_tmp/check.out")"
 
 # events: strict UTF-8, strict JSON, the name decoded
 python3 - "$events" "$v2/$box/jobs/" <<'PY'
