@@ -313,9 +313,25 @@ fail:
 	free(norm);
 }
 
+static const struct {
+	const char *name;
+	unsigned bit;
+} triggers[] = {
+	{ "pids-max", TRIG_PIDS_MAX },
+	{ "pids-current", TRIG_PIDS_CURRENT },
+	{ "oom-kill", TRIG_OOM_KILL },
+	{ "memory-pressure", TRIG_MEMORY_PRESSURE },
+	{ "cpu-pressure", TRIG_CPU_PRESSURE },
+	{ "io-pressure", TRIG_IO_PRESSURE },
+	{ "memory-pressure-level", TRIG_PRESSURE_LEVEL },
+	{ "swap", TRIG_SWAP },
+	{ NULL, 0 },
+};
+
 static void key_trigger(struct ctx *x, const struct key *k __attribute__((unused)), void *obj, const char *v)
 {
 	struct rule *r = obj;
+	size_t i;
 	const char *s = v;
 
 	if (!*v) {
@@ -330,22 +346,11 @@ static void key_trigger(struct ctx *x, const struct key *k __attribute__((unused
 		n = strcspn(s, " \t\r");
 		if (!n)
 			break;
-		if (n == 8 && !strncmp(s, "pids-max", n))
-			r->triggers |= TRIG_PIDS_MAX;
-		else if (n == 12 && !strncmp(s, "pids-current", n))
-			r->triggers |= TRIG_PIDS_CURRENT;
-		else if (n == 8 && !strncmp(s, "oom-kill", n))
-			r->triggers |= TRIG_OOM_KILL;
-		else if (n == 15 && !strncmp(s, "memory-pressure", n))
-			r->triggers |= TRIG_MEMORY_PRESSURE;
-		else if (n == 12 && !strncmp(s, "cpu-pressure", n))
-			r->triggers |= TRIG_CPU_PRESSURE;
-		else if (n == 11 && !strncmp(s, "io-pressure", n))
-			r->triggers |= TRIG_IO_PRESSURE;
-		else if (n == 21 && !strncmp(s, "memory-pressure-level", n))
-			r->triggers |= TRIG_PRESSURE_LEVEL;
-		else if (n == 4 && !strncmp(s, "swap", n))
-			r->triggers |= TRIG_SWAP;
+		for (i = 0; triggers[i].name; i++)
+			if (strlen(triggers[i].name) == n && !strncmp(s, triggers[i].name, n))
+				break;
+		if (triggers[i].name)
+			r->triggers |= triggers[i].bit;
 		else
 			ERR("Trigger=: unknown trigger \"%.*s\" (" TRIGGER_NAMES ")", (int)(n > 64 ? 64 : n), s);
 		s += n;
