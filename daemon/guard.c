@@ -76,22 +76,9 @@ bool rule_matches_rel(const struct rule *r, const char *rel)
 /* Our own v2 cgroup, or PID 1's: "/a/b" relative to the mount. */
 char *cgroup_rel(const char *pid)
 {
-	char p[64], line[4096];
-	FILE *f;
 	char *rel = NULL;
 
-	snprintf(p, sizeof(p), "/proc/%s/cgroup", pid);
-	f = fopen(p, "re");
-	if (!f)
-		return NULL;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "0::", 3)) {
-			line[strcspn(line, "\n")] = '\0';
-			rel = strdup(line + 3);
-			break;
-		}
-	}
-	fclose(f);
+	cgk_proc_cgroup(strcmp(pid, "self") ? (pid_t)atoi(pid) : getpid(), NULL, &rel);
 	return rel;
 }
 

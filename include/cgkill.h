@@ -287,6 +287,13 @@ unsigned cgk_hierarchies_backends(const cgk_hierarchies *h, size_t i);
 /* The cgroup v2 directory that holds pid, as an absolute path; *path is
  * malloc'ed. */
 int cgk_cgroup_of_pid(pid_t pid, char **path);
+/* Since 1.4. The cgroup of process or thread pid in one hierarchy, as
+ * /proc/PID/cgroup names it, from the hierarchy's root ("/a/b"): the v2
+ * one if controller is NULL, else the v1 one whose controllers include
+ * controller ("pids", "memory", "name=systemd"). *path is malloc'ed. 0;
+ * -ESRCH if there is no such process, -ENOENT if it is in no such
+ * hierarchy. */
+int cgk_proc_cgroup(pid_t pid, const char *controller, char **path);
 
 #ifdef __cplusplus
 }

@@ -147,6 +147,9 @@ int cgk_parse_mountinfo(const char *buf, size_t len, struct cgk_mount **out,
  * controllers is NULL, else the v1 line whose controller list equals it. */
 int cgk_parse_proc_cgroup(const char *buf, const char *controllers,
 			  char *path, size_t size);
+/* The same, but v1's line is the one whose controllers include controller
+ * (one name: "pids"); -EINVAL for an empty name or a list. */
+int cgk_parse_proc_cgroup_has(const char *buf, const char *controller, char *path, size_t size);
 /* Does v1 controller list "a,b,name=c" contain controller c? */
 bool cgk_has_controller(const char *list, const char *controller);
 

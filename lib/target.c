@@ -381,21 +381,47 @@ void cgk_target_close(struct cgk_target *t)
 	t->fd = -1;
 }
 
-CGK_EXPORT int cgk_cgroup_of_pid(pid_t pid, char **ret)
+/* The cgroup of pid in the hierarchy of controller (NULL: v2), as
+ * /proc/PID/cgroup names it, into path. */
+static int proc_cgroup(pid_t pid, const char *controller, char *path, size_t size)
 {
-	_cleanup_free_ struct cgk_mount *mounts = NULL;
 	_cleanup_free_ char *text = NULL;
-	char name[64], path[4096];
-	size_t n = 0;
+	char name[64];
 	int r;
 
-	if (pid <= 0 || !ret)
+	if (pid <= 0)
 		return -EINVAL;
 	snprintf(name, sizeof(name), "/proc/%d/cgroup", pid);
 	r = cgk_read_file_at(AT_FDCWD, name, &text, NULL);
 	if (r < 0)
 		return r == -ENOENT ? -ESRCH : r;
-	r = cgk_parse_proc_cgroup(text, NULL, path, sizeof(path));
+	return cgk_parse_proc_cgroup_has(text, controller, path, size);
+}
+
+CGK_EXPORT int cgk_proc_cgroup(pid_t pid, const char *controller, char **path)
+{
+	char buf[4096];
+	int r;
+
+	if (!path)
+		return -EINVAL;
+	r = proc_cgroup(pid, controller, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	*path = strdup(buf);
+	return *path ? 0 : -ENOMEM;
+}
+
+CGK_EXPORT int cgk_cgroup_of_pid(pid_t pid, char **ret)
+{
+	_cleanup_free_ struct cgk_mount *mounts = NULL;
+	char path[4096];
+	size_t n = 0;
+	int r;
+
+	if (pid <= 0 || !ret)
+		return -EINVAL;
+	r = proc_cgroup(pid, NULL, path, sizeof(path));
 	if (r < 0)
 		return r;
 	/* "/.." paths name a cgroup outside our cgroup namespace. */
