@@ -135,14 +135,7 @@ int pressure_trigger_text(const struct rule *r, bool priv, char *buf, size_t siz
 
 static ssize_t read_path(const char *path, char *buf, size_t size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read_at0(fd, buf, size);
-	close(fd);
-	return n;
+	return read_small_at(AT_FDCWD, path, buf, size);
 }
 
 /* The sum of the keys that exist in text; false if none. */
