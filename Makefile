@@ -76,7 +76,10 @@ $(B)/libcgkill.so: $(LIB_OBJ) lib/libcgkill.map
 # to minutes, for libc's mapping (bench/RESULTS.md, "Stalls beside a bomb").
 # CGKILL_LDFLAGS= links it dynamically (sanitizer builds do).
 CGKILL_LDFLAGS ?= -static-pie
-$(B)/cgkill: $(B)/cli/cgkill.o $(B)/libcgkill.a
+CLI_SRC := $(sort $(wildcard cli/*.c))
+CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
+$(CLI_OBJ): cli/cli.h
+$(B)/cgkill: $(CLI_OBJ) $(B)/libcgkill.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(CGKILL_LDFLAGS) -o $@ $^
 
 # The library the test programs link; the autopkgtest (debian/tests) links
@@ -147,7 +150,7 @@ lint:
 		--error-exitcode=1 lib cli daemon
 	# one file a run: clang-tidy 14 has crashed in its parser (a comment)
 	# late in one run over all of them, on files it passes alone
-	for f in lib/*.c cli/cgkill.c daemon/*.c; do \
+	for f in lib/*.c cli/*.c daemon/*.c; do \
 		clang-tidy --quiet --warnings-as-errors='*' --checks='$(subst $(eval) ,,$(TIDY_CHECKS))' \
 			"$$f" -- $(CPPFLAGS) -std=gnu11 || exit 1; \
 	done

@@ -170,6 +170,23 @@ const char *victim_name(enum victim v);
 /* Does the rule's kill send SIGKILL (its signal or an escalation)? */
 bool rule_sends_sigkill(const struct rule *r);
 
+/* ---- small files (files.c) ---- */
+/* The file name at dfd (AT_FDCWD: a path) in one read, NUL-terminated:
+ * bytes read, or -errno. */
+ssize_t read_small_at(int dfd, const char *name, char *buf, size_t size);
+/* The number text starts with ("max", no limit: UINT64_MAX); false if none. */
+bool parse_number(const char *text, uint64_t *v);
+/* The number of an open file (read from its start), of a file at dfd. */
+bool read_number_fd(int fd, uint64_t *v);
+bool read_number_at(int dfd, const char *name, uint64_t *v);
+/* The "some" or "full" line of a PSI file (memory.pressure,
+ * /proc/pressure/cpu): false if it has none (or no avg10 in it). */
+struct psi_line {
+	double avg10, avg60, avg300;
+	unsigned long long total;
+};
+bool psi_parse(const char *text, bool full, struct psi_line *p);
+
 /* ---- logging and the service manager (notify.c) ---- */
 enum { LOG_PRI_ERR = 3, LOG_PRI_WARNING = 4, LOG_PRI_NOTICE = 5, LOG_PRI_INFO = 6, LOG_PRI_DEBUG = 7 };
 extern int log_verbose;

@@ -58,24 +58,6 @@ bool rule_sends_sigkill(const struct rule *r)
 	return false;
 }
 
-const char *action_name(enum action a)
-{
-	switch (a) {
-	case ACT_KILL:
-		return "kill";
-	case ACT_FREEZE:
-		return "freeze";
-	case ACT_LOG:
-		return "log";
-	}
-	return "?";
-}
-
-void conf_init(struct config *cfg)
-{
-	*cfg = (struct config){ .poll_ms = 20, .realtime = true };
-}
-
 static void strv_free(char **v)
 {
 	for (char **p = v; p && *p; p++)
@@ -140,6 +122,38 @@ __attribute__((format(printf, 3, 4))) static void error_at(struct config *cfg, s
 
 #define ERR(...) error_at(x->cfg, x, __VA_ARGS__)
 
+/*
+ * The keys, one line each in keys[] below: a key's name, its section, the
+ * parser that sets its field, its bounds and its default (applied by the
+ * same parser, so the default is a value the key accepts), and one line
+ * of doc. cgkilld.conf(5) has a table of them that tests/test-conf-keys.c
+ * checks against this one.
+ */
+enum { SEC_NONE = 0, SEC_DAEMON, SEC_RULE, SEC_IGNORED };
+
+struct key;
+/* Set the field of k in obj (struct config or struct rule) from v, or
+ * report what is wrong. */
+typedef void key_parse_fn(struct ctx *x, const struct key *k, void *obj, const char *v);
+
+struct key {
+	const char *name;
+	int section;		/* SEC_DAEMON or SEC_RULE */
+	key_parse_fn *parse;
+	size_t off;		/* of its field in struct config or struct rule */
+	uint64_t min, max;	/* numbers and percentages; spans in ms */
+	uint64_t infinity;	/* what "infinity" sets (key_count_or_infinity) */
+	const char *const *names;	/* the words key_choice takes */
+	const char *def;	/* the default, NULL if none */
+	const char *want;	/* what a bad value is told, after "Key=value: " */
+	const char *doc;	/* one line, as in the man page's table */
+};
+
+static void *field(const struct key *k, void *obj)
+{
+	return (char *)obj + k->off;
+}
+
 static bool blank(char c)
 {
 	return c == ' ' || c == '\t' || c == '\r';
@@ -193,9 +207,8 @@ static int set_str(char **dst, const char *v)
 	return 0;
 }
 
-/* A duration of systemd.time(7) through the library; finite unless
- * infinity_ok. */
-static bool duration(struct ctx *x, const char *key, const char *v, bool infinity_ok, uint64_t *ms)
+/* A finite duration of systemd.time(7), through the library. */
+static bool duration(struct ctx *x, const char *key, const char *v, uint64_t *ms)
 {
 	uint64_t t;
 	int r = cgk_parse_duration(v, &t);
@@ -204,7 +217,7 @@ static bool duration(struct ctx *x, const char *key, const char *v, bool infinit
 		ERR("%s=%s: not a time span (e.g. 500ms, 2s, 1min)", key, v);
 		return false;
 	}
-	if (t == UINT64_MAX && !infinity_ok) {
+	if (t == UINT64_MAX) {
 		ERR("%s=%s: must be finite", key, v);
 		return false;
 	}
@@ -212,60 +225,6 @@ static bool duration(struct ctx *x, const char *key, const char *v, bool infinit
 	return true;
 }
 
-/* An absolute path for EventLog= and ProtectedFile=. */
-static bool abs_path(struct ctx *x, const char *key, const char *v, char **dst)
-{
-	if (v[0] != '/') {
-		ERR("%s=%s: not an absolute path", key, v);
-		return false;
-	}
-	if (set_str(dst, v) < 0)
-		ERR("%s: out of memory", key);
-	return true;
-}
-
-static void daemon_key(struct ctx *x, const char *key, const char *v)
-{
-	struct config *cfg = x->cfg;
-
-	if (!strcmp(key, "DryRun")) {
-		if (parse_bool(v, &cfg->dry_run) < 0)
-			ERR("DryRun=%s: not a boolean (yes or no)", v);
-	} else if (!strcmp(key, "EventLog")) {
-		if (!*v) {
-			free(cfg->event_log);
-			cfg->event_log = NULL;
-		} else {
-			abs_path(x, key, v, &cfg->event_log);
-		}
-	} else if (!strcmp(key, "ProtectedFile")) {
-		if (!*v) {
-			free(cfg->protected_file);
-			cfg->protected_file = NULL;
-		} else {
-			abs_path(x, key, v, &cfg->protected_file);
-		}
-	} else if (!strcmp(key, "RealTime")) {
-		if (parse_bool(v, &cfg->realtime) < 0)
-			ERR("RealTime=%s: not a boolean (yes or no)", v);
-	} else if (!strcmp(key, "PollInterval")) {
-		uint64_t ms;
-
-		if (duration(x, key, v, false, &ms)) {
-			if (ms < 10 || ms > 60000)
-				ERR("PollInterval=%s: must be between 10ms and 1min", v);
-			else
-				cfg->poll_ms = ms;
-		}
-	} else if (!strcmp(key, "MaxWatchesPerOwner")) {
-		if (!strcmp(v, "infinity"))
-			cfg->max_watches_per_owner = UINT_MAX;
-		else if (parse_uint(v, 1, 10000000, &cfg->max_watches_per_owner) < 0)
-			ERR("MaxWatchesPerOwner=%s: a number from 1 to 10000000, or infinity", v);
-	} else {
-		ERR("unknown key %s in [Daemon]", key);
-	}
-}
 
 static bool name_ok(const char *v)
 {
@@ -283,8 +242,9 @@ static bool name_ok(const char *v)
 /* Match=: a glob relative to the v2 mount, components split on '/'. A
  * leading '/' is allowed (and dropped); empty, "." and ".." components,
  * and a glob that cannot name a cgroup, are errors. */
-static void set_match(struct ctx *x, struct rule *r, const char *v)
+static void key_match(struct ctx *x, const struct key *k __attribute__((unused)), void *obj, const char *v)
 {
+	struct rule *r = obj;
 	char **comp = NULL, *norm, *w;
 	size_t n = 0, len;
 	const char *s = v;
@@ -353,8 +313,25 @@ fail:
 	free(norm);
 }
 
-static void set_trigger(struct ctx *x, struct rule *r, const char *v)
+static const struct {
+	const char *name;
+	unsigned bit;
+} triggers[] = {
+	{ "pids-max", TRIG_PIDS_MAX },
+	{ "pids-current", TRIG_PIDS_CURRENT },
+	{ "oom-kill", TRIG_OOM_KILL },
+	{ "memory-pressure", TRIG_MEMORY_PRESSURE },
+	{ "cpu-pressure", TRIG_CPU_PRESSURE },
+	{ "io-pressure", TRIG_IO_PRESSURE },
+	{ "memory-pressure-level", TRIG_PRESSURE_LEVEL },
+	{ "swap", TRIG_SWAP },
+	{ NULL, 0 },
+};
+
+static void key_trigger(struct ctx *x, const struct key *k __attribute__((unused)), void *obj, const char *v)
 {
+	struct rule *r = obj;
+	size_t i;
 	const char *s = v;
 
 	if (!*v) {
@@ -369,30 +346,20 @@ static void set_trigger(struct ctx *x, struct rule *r, const char *v)
 		n = strcspn(s, " \t\r");
 		if (!n)
 			break;
-		if (n == 8 && !strncmp(s, "pids-max", n))
-			r->triggers |= TRIG_PIDS_MAX;
-		else if (n == 12 && !strncmp(s, "pids-current", n))
-			r->triggers |= TRIG_PIDS_CURRENT;
-		else if (n == 8 && !strncmp(s, "oom-kill", n))
-			r->triggers |= TRIG_OOM_KILL;
-		else if (n == 15 && !strncmp(s, "memory-pressure", n))
-			r->triggers |= TRIG_MEMORY_PRESSURE;
-		else if (n == 12 && !strncmp(s, "cpu-pressure", n))
-			r->triggers |= TRIG_CPU_PRESSURE;
-		else if (n == 11 && !strncmp(s, "io-pressure", n))
-			r->triggers |= TRIG_IO_PRESSURE;
-		else if (n == 21 && !strncmp(s, "memory-pressure-level", n))
-			r->triggers |= TRIG_PRESSURE_LEVEL;
-		else if (n == 4 && !strncmp(s, "swap", n))
-			r->triggers |= TRIG_SWAP;
+		for (i = 0; triggers[i].name; i++)
+			if (strlen(triggers[i].name) == n && !strncmp(s, triggers[i].name, n))
+				break;
+		if (triggers[i].name)
+			r->triggers |= triggers[i].bit;
 		else
 			ERR("Trigger=: unknown trigger \"%.*s\" (" TRIGGER_NAMES ")", (int)(n > 64 ? 64 : n), s);
 		s += n;
 	}
 }
 
-static void add_escalation(struct ctx *x, struct rule *r, const char *v)
+static void key_escalate(struct ctx *x, const struct key *k, void *obj, const char *v)
 {
+	struct rule *r = obj;
 	char span[128];
 	const char *sp;
 	size_t n;
@@ -420,7 +387,7 @@ static void add_escalation(struct ctx *x, struct rule *r, const char *v)
 	}
 	memcpy(span, v, n);
 	span[n] = '\0';
-	if (!duration(x, "Escalate", span, false, &ms))
+	if (!duration(x, k->name, span, &ms))
 		return;
 	if (cgk_signal_from_name(sp + 1, &sig) < 0) {
 		ERR("Escalate=%s: unknown signal %s", v, sp + 1);
@@ -493,8 +460,10 @@ static char *next_word(const char **s, bool *err)
 
 /* ExecPreKill=, ExecPostKill=: an absolute path and its arguments, split
  * at blanks with shell-like quotes; no shell. Empty: no hook. */
-static void set_command(struct ctx *x, const char *key, const char *v, char ***dst)
+static void key_command(struct ctx *x, const struct key *k, void *obj, const char *v)
 {
+	char ***dst = field(k, obj);
+	const char *key = k->name;
 	char **argv = NULL, *w;
 	size_t n = 0;
 	bool err = false;
@@ -536,8 +505,10 @@ static bool dotdot(const char *p)
 
 /* Prefer=, Avoid=, Omit=: globs, blank-separated, added to the list;
  * empty clears it. */
-static void add_globs(struct ctx *x, const char *key, const char *v, struct globs *g)
+static void key_globs(struct ctx *x, const struct key *k, void *obj, const char *v)
 {
+	struct globs *g = field(k, obj);
+	const char *key = k->name;
 	char *w;
 	bool err = false;
 
@@ -569,8 +540,9 @@ static void add_globs(struct ctx *x, const char *key, const char *v, struct glob
 		ERR("%s=: an unterminated quote (or out of memory)", key);
 }
 
-static void set_pressure_limit(struct ctx *x, struct rule *r, const char *v)
+static void key_pressure_limit(struct ctx *x, const struct key *k __attribute__((unused)), void *obj, const char *v)
 {
+	struct rule *r = obj;
 	const char *pct = v;
 	unsigned u;
 
@@ -589,6 +561,129 @@ static void set_pressure_limit(struct ctx *x, struct rule *r, const char *v)
 		r->pressure_pct = u;
 }
 
+/* ---- the generic parsers ---- */
+
+static void key_bool(struct ctx *x, const struct key *k, void *obj, const char *v)
+{
+	if (parse_bool(v, field(k, obj)) < 0)
+		ERR("%s=%s: not a boolean (yes or no)", k->name, v);
+}
+
+/* A number from min to max. */
+static void key_count(struct ctx *x, const struct key *k, void *obj, const char *v)
+{
+	if (parse_uint(v, (unsigned)k->min, (unsigned)k->max, field(k, obj)) < 0)
+		ERR("%s=%s: %s", k->name, v, k->want);
+}
+
+/* A number from min to max, or "infinity" (which sets k->infinity). */
+static void key_count_or_infinity(struct ctx *x, const struct key *k, void *obj, const char *v)
+{
+	if (!strcmp(v, "infinity"))
+		*(unsigned *)field(k, obj) = (unsigned)k->infinity;
+	else
+		key_count(x, k, obj, v);
+}
+
+/* "N%" or "N", from min to max. */
+static void key_percent(struct ctx *x, const struct key *k, void *obj, const char *v)
+{
+	if (parse_percent(v, (unsigned)k->min, (unsigned)k->max, field(k, obj)) < 0)
+		ERR("%s=%s: %s", k->name, v, k->want);
+}
+
+/* A finite time span from min to max ms. */
+static void key_span(struct ctx *x, const struct key *k, void *obj, const char *v)
+{
+	uint64_t ms;
+
+	if (!duration(x, k->name, v, &ms))
+		return;
+	if (ms < k->min || ms > k->max)
+		ERR("%s=%s: %s", k->name, v, k->want);
+	else
+		*(uint64_t *)field(k, obj) = ms;
+}
+
+/* One of k->names: its index, into an int (or an enum). */
+static void key_choice(struct ctx *x, const struct key *k, void *obj, const char *v)
+{
+	for (int i = 0; k->names[i]; i++)
+		if (!strcmp(v, k->names[i])) {
+			*(int *)field(k, obj) = i;
+			return;
+		}
+	ERR("%s=%s: %s", k->name, v, k->want);
+}
+
+/* An absolute path, or empty for none (EventLog=, ProtectedFile=). */
+static void key_path(struct ctx *x, const struct key *k, void *obj, const char *v)
+{
+	char **dst = field(k, obj);
+
+	if (!*v) {
+		free(*dst);
+		*dst = NULL;
+	} else if (v[0] != '/') {
+		ERR("%s=%s: not an absolute path", k->name, v);
+	} else if (set_str(dst, v) < 0) {
+		ERR("%s: out of memory", k->name);
+	}
+}
+
+static void key_signal(struct ctx *x, const struct key *k, void *obj, const char *v)
+{
+	if (cgk_signal_from_name(v, field(k, obj)) < 0)
+		ERR("%s=%s: unknown signal", k->name, v);
+}
+
+static void key_backend(struct ctx *x, const struct key *k, void *obj, const char *v)
+{
+	enum cgk_backend b;
+
+	if (cgk_backend_from_name(v, &b) < 0)
+		ERR("%s=%s: unknown backend", k->name, v);
+	else
+		*(int *)field(k, obj) = (int)b;
+}
+
+static void key_name(struct ctx *x, const struct key *k, void *obj, const char *v)
+{
+	if (!name_ok(v))
+		ERR("%s=%s: want 1 to %d letters, digits or _-.@:", k->name, v, NAME_MAX_LEN);
+	else if (set_str(field(k, obj), v) < 0)
+		ERR("%s: out of memory", k->name);
+}
+
+/* PressureOf=: cgroup or system. */
+static void key_pressure_of(struct ctx *x, const struct key *k, void *obj, const char *v)
+{
+	bool *system = field(k, obj);
+
+	if (!strcmp(v, "cgroup") || !strcmp(v, "system"))
+		*system = v[0] == 's';
+	else
+		ERR("%s=%s: %s", k->name, v, k->want);
+}
+
+/* Reap=: a boolean or auto (-1). */
+static void key_reap(struct ctx *x, const struct key *k, void *obj, const char *v)
+{
+	int *reap = field(k, obj);
+	bool yes;
+
+	if (!strcmp(v, "auto"))
+		*reap = -1;
+	else if (parse_bool(v, &yes) < 0)
+		ERR("%s=%s: %s", k->name, v, k->want);
+	else
+		*reap = yes;
+}
+
+/* ---- the table ---- */
+
+static const char *const action_names[] = { [ACT_KILL] = "kill", [ACT_FREEZE] = "freeze", [ACT_LOG] = "log", NULL };
+static const char *const level_names[] = { "low", "medium", "critical", NULL };
 static const char *const victim_names[] = {
 	[VICTIM_SELF] = "self",
 	[VICTIM_MEMORY] = "memory",
@@ -596,212 +691,120 @@ static const char *const victim_names[] = {
 	[VICTIM_PRESSURE] = "pressure",
 	[VICTIM_PROCESSES] = "processes",
 	[VICTIM_SWAP] = "swap",
+	NULL,
 };
+#define NNAMES(a) (sizeof(a) / sizeof(*(a)) - 1)
+
+const char *action_name(enum action a)
+{
+	return (size_t)a < NNAMES(action_names) ? action_names[a] : "?";
+}
 
 const char *victim_name(enum victim v)
 {
-	return (size_t)v < sizeof(victim_names) / sizeof(*victim_names) ? victim_names[v] : "?";
+	return (size_t)v < NNAMES(victim_names) ? victim_names[v] : "?";
 }
 
-static void rule_key(struct ctx *x, struct rule *r, const char *key, const char *v)
+#define HOUR_MS 3600000
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+#define DKEY(k) .name = #k, .section = SEC_DAEMON
+#define RKEY(k) .name = #k, .section = SEC_RULE
+#define CFG(f) .off = offsetof(struct config, f)
+#define RULE(f) .off = offsetof(struct rule, f)
+#define SPAN_1H .min = 1, .max = HOUR_MS, .want = "must be more than 0 and at most 1h"
+
+static const struct key keys[] = {
+	{ DKEY(DryRun), key_bool, CFG(dry_run), .def = "no", .doc = "act on nothing: log what each rule would do" },
+	{ DKEY(EventLog), key_path, CFG(event_log), .doc = "append one JSON line per action to this file" },
+	{ DKEY(ProtectedFile), key_path, CFG(protected_file), .doc = "the protected-cgroup list (none: the library's)" },
+	{ DKEY(PollInterval), key_span, CFG(poll_ms), .min = 10, .max = 60000, .def = "20ms",
+	  .want = "must be between 10ms and 1min", .doc = "how often unnotified counters are read" },
+	{ DKEY(RealTime), key_bool, CFG(realtime), .def = "yes", .doc = "run at SCHED_RR 1 (else nice -10)" },
+	{ DKEY(MaxWatchesPerOwner), key_count_or_infinity, CFG(max_watches_per_owner), .min = 1, .max = 10000000,
+	  .infinity = UINT_MAX, .def = "1000", .want = "a number from 1 to 10000000, or infinity",
+	  .doc = "the most watches one owner's cgroups may take" },
+
+	{ RKEY(Name), key_name, RULE(name), .doc = "the rule's name (required)" },
+	{ RKEY(Match), key_match, .doc = "the glob of the cgroups it watches (required)" },
+	{ RKEY(Trigger), key_trigger, .doc = "what it acts on (required)" },
+	{ RKEY(PidsMaxEvents), key_count, RULE(pids_max_events), .min = 1, .max = 1000000, .def = "10",
+	  .want = "want a number from 1 to 1000000", .doc = "pids-max: this many refused forks ..." },
+	{ RKEY(PidsWindow), key_span, RULE(pids_window_ms), .min = 1, .max = HOUR_MS, .def = "1s",
+	  .want = "must be between 1ms and 1h", .doc = "... within this time" },
+	{ RKEY(PidsCurrentAbove), key_percent, RULE(pids_current_pct), .min = 1, .max = 100, .def = "90%",
+	  .want = "want a percentage of pids.max from 1% to 100%", .doc = "pids-current: at or above this share of pids.max ..." },
+	{ RKEY(PidsCurrentFor), key_span, RULE(pids_current_for_ms), SPAN_1H, .def = "5s", .doc = "... for this long" },
+	{ RKEY(OOMKills), key_count, RULE(oom_kills), .min = 1, .max = 1000000, .def = "1",
+	  .want = "want a number from 1 to 1000000", .doc = "oom-kill: this many OOM kills" },
+	{ RKEY(PressureLimit), key_pressure_limit, .def = "full 60%", .doc = "PSI: the stall share of the window" },
+	{ RKEY(PressureWindow), key_span, RULE(pressure_window_ms), .min = PSI_WINDOW_MIN_MS, .max = PSI_WINDOW_MAX_MS,
+	  .def = "2s", .want = "the kernel takes windows from 500ms to 10s", .doc = "PSI: the kernel trigger's window" },
+	{ RKEY(PressureDuration), key_span, RULE(pressure_duration_ms), SPAN_1H, .def = "10s",
+	  .doc = "PSI: how long the pressure must last" },
+	{ RKEY(PressureOf), key_pressure_of, RULE(pressure_system), .def = "cgroup", .want = "want cgroup or system",
+	  .doc = "PSI of the cgroup or of the machine" },
+	{ RKEY(PressureNeedsReclaim), key_bool, RULE(pressure_reclaim), .def = "no",
+	  .doc = "PSI: act only while memory is reclaimed" },
+	{ RKEY(PressureLevel), key_choice, RULE(pressure_level), .names = level_names, .def = "critical",
+	  .want = "want low, medium or critical", .doc = "memory-pressure-level: the v1 level" },
+	{ RKEY(SwapUsedAbove), key_percent, RULE(swap_pct), .min = 1, .max = 100, .def = "90%",
+	  .want = "want a percentage of SwapTotal from 1% to 100%", .doc = "swap: at or above this share of SwapTotal" },
+	{ RKEY(Action), key_choice, RULE(action), .names = action_names, .def = "kill", .want = "want kill, freeze or log",
+	  .doc = "what is done to the victim" },
+	{ RKEY(Signal), key_signal, RULE(sig), .def = "KILL", .doc = "the signal of a kill" },
+	{ RKEY(Escalate), key_escalate, .doc = "a later signal, after a span (repeatable)" },
+	{ RKEY(Wait), key_span, RULE(wait_ms), .max = 600000, .def = "10s",
+	  .want = "at most 10min (the daemon waits for it)", .doc = "how long a kill waits for the cgroup to empty" },
+	{ RKEY(Backend), key_backend, RULE(backend), .def = "auto", .doc = "the library's kill backend" },
+	{ RKEY(DryRun), key_bool, RULE(dry_run), .def = "no", .doc = "this rule only logs what it would do" },
+	{ RKEY(PostActionDelay), key_span, RULE(delay_ms), .max = UINT64_MAX, .def = "15s",
+	  .doc = "no new action of the rule in the cgroup for this long" },
+	{ RKEY(MaxActionsPerMinute), key_count_or_infinity, RULE(max_per_minute), .min = 1, .max = STORM_SLOTS,
+	  .infinity = 0, .def = "6", .want = "want 1 to " STRINGIFY(STORM_SLOTS) ", or infinity", .doc = "the storm limit of the rule" },
+	{ RKEY(Victim), key_choice, RULE(victim), .names = victim_names, .def = "self",
+	  .want = "want self, memory, memory-growth, pressure, processes or swap", .doc = "whom the rule acts on" },
+	{ RKEY(Prefer), key_globs, RULE(prefer), .doc = "candidates chosen first (globs)" },
+	{ RKEY(Avoid), key_globs, RULE(avoid), .doc = "candidates chosen last (globs)" },
+	{ RKEY(Omit), key_globs, RULE(omit), .doc = "candidates never chosen (globs)" },
+	{ RKEY(VictimXattrs), key_bool, RULE(victim_xattrs), .def = "yes", .doc = "honour the cgroups' user.cgkill_* xattrs" },
+	{ RKEY(ExecPreKill), key_command, RULE(exec_pre), .doc = "a command run before the action" },
+	{ RKEY(ExecPostKill), key_command, RULE(exec_post), .doc = "a command run after the action" },
+	{ RKEY(ExecTimeout), key_span, RULE(exec_timeout_ms), .min = 1, .max = 60000, .def = "5s",
+	  .want = "must be more than 0 and at most 1min", .doc = "how long a hook may run" },
+	{ RKEY(Reap), key_reap, RULE(reap), .def = "auto", .want = "want yes, no or auto",
+	  .doc = "release the victims' memory at once" },
+	{ RKEY(RecordKills), key_bool, RULE(record_kills), .def = "yes", .doc = "count the kills in user.cgkill_kills" },
+};
+
+#undef DKEY
+#undef RKEY
+#undef CFG
+#undef RULE
+#undef SPAN_1H
+
+static const struct key *key_find(int section, const char *name)
 {
-	unsigned u;
-	int sig;
-	enum cgk_backend b;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++)
+		if (keys[i].section == section && !strcmp(keys[i].name, name))
+			return &keys[i];
+	return NULL;
+}
 
-	if (!strcmp(key, "Name")) {
-		if (!name_ok(v))
-			ERR("Name=%s: want 1 to %d letters, digits or _-.@:", v, NAME_MAX_LEN);
-		else if (set_str(&r->name, v) < 0)
-			ERR("Name: out of memory");
-	} else if (!strcmp(key, "Match")) {
-		set_match(x, r, v);
-	} else if (!strcmp(key, "Trigger")) {
-		set_trigger(x, r, v);
-	} else if (!strcmp(key, "PidsMaxEvents")) {
-		int e = parse_uint(v, 1, 1000000, &u);
+/* Every key of section with a default set to it in obj. */
+static void set_defaults(struct ctx *x, int section, void *obj)
+{
+	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++)
+		if (keys[i].section == section && keys[i].def)
+			keys[i].parse(x, &keys[i], obj, keys[i].def);
+}
 
-		if (e < 0)
-			ERR("PidsMaxEvents=%s: want a number from 1 to 1000000", v);
-		else
-			r->pids_max_events = u;
-	} else if (!strcmp(key, "PidsWindow")) {
-		uint64_t ms;
+void conf_init(struct config *cfg)
+{
+	struct ctx x = { .cfg = cfg, .file = "(defaults)" };
 
-		if (duration(x, key, v, false, &ms)) {
-			if (ms < 1 || ms > 3600000)
-				ERR("PidsWindow=%s: must be between 1ms and 1h", v);
-			else
-				r->pids_window_ms = ms;
-		}
-	} else if (!strcmp(key, "PidsCurrentAbove")) {
-		/* "90%" (the sign may be left out): 1% to 100% of pids.max */
-		char num[16];
-		size_t n = strlen(v);
-
-		if (n && v[n - 1] == '%')
-			n--;
-		if (!n || n >= sizeof(num)) {
-			ERR("PidsCurrentAbove=%s: want a percentage of pids.max from 1%% to 100%%", v);
-		} else {
-			memcpy(num, v, n);
-			num[n] = '\0';
-			if (parse_uint(num, 1, 100, &u) < 0)
-				ERR("PidsCurrentAbove=%s: want a percentage of pids.max from 1%% to 100%%", v);
-			else
-				r->pids_current_pct = u;
-		}
-	} else if (!strcmp(key, "PidsCurrentFor")) {
-		uint64_t ms;
-
-		if (duration(x, key, v, false, &ms)) {
-			if (ms < 1 || ms > 3600000)
-				ERR("PidsCurrentFor=%s: must be more than 0 and at most 1h", v);
-			else
-				r->pids_current_for_ms = ms;
-		}
-	} else if (!strcmp(key, "OOMKills")) {
-		if (parse_uint(v, 1, 1000000, &u) < 0)
-			ERR("OOMKills=%s: want a number from 1 to 1000000", v);
-		else
-			r->oom_kills = u;
-	} else if (!strcmp(key, "Action")) {
-		if (!strcmp(v, "kill"))
-			r->action = ACT_KILL;
-		else if (!strcmp(v, "freeze"))
-			r->action = ACT_FREEZE;
-		else if (!strcmp(v, "log"))
-			r->action = ACT_LOG;
-		else
-			ERR("Action=%s: want kill, freeze or log", v);
-	} else if (!strcmp(key, "Signal")) {
-		if (cgk_signal_from_name(v, &sig) < 0)
-			ERR("Signal=%s: unknown signal", v);
-		else
-			r->sig = sig;
-	} else if (!strcmp(key, "Escalate")) {
-		add_escalation(x, r, v);
-	} else if (!strcmp(key, "Wait")) {
-		uint64_t ms;
-
-		if (duration(x, key, v, false, &ms)) {
-			if (ms > 600000)
-				ERR("Wait=%s: at most 10min (the daemon waits for it)", v);
-			else
-				r->wait_ms = ms;
-		}
-	} else if (!strcmp(key, "Backend")) {
-		if (cgk_backend_from_name(v, &b) < 0)
-			ERR("Backend=%s: unknown backend", v);
-		else
-			r->backend = (int)b;
-	} else if (!strcmp(key, "DryRun")) {
-		if (parse_bool(v, &r->dry_run) < 0)
-			ERR("DryRun=%s: not a boolean (yes or no)", v);
-	} else if (!strcmp(key, "PostActionDelay")) {
-		uint64_t ms;
-
-		if (duration(x, key, v, false, &ms))
-			r->delay_ms = ms;
-	} else if (!strcmp(key, "MaxActionsPerMinute")) {
-		if (!strcmp(v, "infinity"))
-			r->max_per_minute = 0;
-		else if (parse_uint(v, 1, STORM_SLOTS, &u) < 0)
-			ERR("MaxActionsPerMinute=%s: want 1 to %d, or infinity", v, STORM_SLOTS);
-		else
-			r->max_per_minute = u;
-	} else if (!strcmp(key, "PressureLimit")) {
-		set_pressure_limit(x, r, v);
-	} else if (!strcmp(key, "PressureWindow")) {
-		uint64_t ms;
-
-		if (duration(x, key, v, false, &ms)) {
-			if (ms < PSI_WINDOW_MIN_MS || ms > PSI_WINDOW_MAX_MS)
-				ERR("PressureWindow=%s: the kernel takes windows from 500ms to 10s", v);
-			else
-				r->pressure_window_ms = ms;
-		}
-	} else if (!strcmp(key, "PressureDuration")) {
-		uint64_t ms;
-
-		if (duration(x, key, v, false, &ms)) {
-			if (ms < 1 || ms > 3600000)
-				ERR("PressureDuration=%s: must be more than 0 and at most 1h", v);
-			else
-				r->pressure_duration_ms = ms;
-		}
-	} else if (!strcmp(key, "PressureOf")) {
-		if (!strcmp(v, "cgroup"))
-			r->pressure_system = false;
-		else if (!strcmp(v, "system"))
-			r->pressure_system = true;
-		else
-			ERR("PressureOf=%s: want cgroup or system", v);
-	} else if (!strcmp(key, "PressureNeedsReclaim")) {
-		if (parse_bool(v, &r->pressure_reclaim) < 0)
-			ERR("PressureNeedsReclaim=%s: not a boolean (yes or no)", v);
-	} else if (!strcmp(key, "PressureLevel")) {
-		if (!strcmp(v, "low"))
-			r->pressure_level = 0;
-		else if (!strcmp(v, "medium"))
-			r->pressure_level = 1;
-		else if (!strcmp(v, "critical"))
-			r->pressure_level = 2;
-		else
-			ERR("PressureLevel=%s: want low, medium or critical", v);
-	} else if (!strcmp(key, "SwapUsedAbove")) {
-		if (parse_percent(v, 1, 100, &u) < 0)
-			ERR("SwapUsedAbove=%s: want a percentage of SwapTotal from 1%% to 100%%", v);
-		else
-			r->swap_pct = u;
-	} else if (!strcmp(key, "Victim")) {
-		size_t i;
-
-		for (i = 0; i < sizeof(victim_names) / sizeof(*victim_names); i++)
-			if (!strcmp(v, victim_names[i]))
-				break;
-		if (i == sizeof(victim_names) / sizeof(*victim_names))
-			ERR("Victim=%s: want self, memory, memory-growth, pressure, processes or swap", v);
-		else
-			r->victim = (enum victim)i;
-	} else if (!strcmp(key, "Prefer")) {
-		add_globs(x, key, v, &r->prefer);
-	} else if (!strcmp(key, "Avoid")) {
-		add_globs(x, key, v, &r->avoid);
-	} else if (!strcmp(key, "Omit")) {
-		add_globs(x, key, v, &r->omit);
-	} else if (!strcmp(key, "VictimXattrs")) {
-		if (parse_bool(v, &r->victim_xattrs) < 0)
-			ERR("VictimXattrs=%s: not a boolean (yes or no)", v);
-	} else if (!strcmp(key, "ExecPreKill")) {
-		set_command(x, key, v, &r->exec_pre);
-	} else if (!strcmp(key, "ExecPostKill")) {
-		set_command(x, key, v, &r->exec_post);
-	} else if (!strcmp(key, "ExecTimeout")) {
-		uint64_t ms;
-
-		if (duration(x, key, v, false, &ms)) {
-			/* the daemon waits for a hook and acts on nothing else meanwhile */
-			if (ms < 1 || ms > 60000)
-				ERR("ExecTimeout=%s: must be more than 0 and at most 1min", v);
-			else
-				r->exec_timeout_ms = ms;
-		}
-	} else if (!strcmp(key, "Reap")) {
-		bool yes;
-
-		if (!strcmp(v, "auto"))
-			r->reap = -1;
-		else if (parse_bool(v, &yes) < 0)
-			ERR("Reap=%s: want yes, no or auto", v);
-		else
-			r->reap = yes;
-	} else if (!strcmp(key, "RecordKills")) {
-		if (parse_bool(v, &r->record_kills) < 0)
-			ERR("RecordKills=%s: not a boolean (yes or no)", v);
-	} else {
-		ERR("unknown key %s in [Rule]", key);
-	}
+	*cfg = (struct config){ 0 };
+	set_defaults(&x, SEC_DAEMON, cfg);
 }
 
 static void new_rule(struct ctx *x)
@@ -812,52 +815,42 @@ static void new_rule(struct ctx *x)
 	if (cfg->nrules >= CONF_MAX_RULES) {
 		ERR("more than %d rules", CONF_MAX_RULES);
 		cfg->cur = NULL;
-		cfg->section = 3;	/* ignored */
+		cfg->section = SEC_IGNORED;
 		return;
 	}
 	grown = realloc(cfg->rules, (cfg->nrules + 1) * sizeof(*grown));
 	if (!grown) {
 		ERR("out of memory");
-		cfg->section = 3;
+		cfg->section = SEC_IGNORED;
 		return;
 	}
 	cfg->rules = grown;
 	r = &cfg->rules[cfg->nrules];
-	*r = (struct rule){
-		.pids_max_events = 10,
-		.pids_window_ms = 1000,
-		.pids_current_pct = 90,
-		.pids_current_for_ms = 5000,
-		.oom_kills = 1,
-		.action = ACT_KILL,
-		.sig = SIGKILL,
-		.wait_ms = 10000,
-		.backend = CGK_BACKEND_AUTO,
-		.delay_ms = 15000,
-		.max_per_minute = 6,
-		.pressure_full = true,
-		.pressure_pct = 60,
-		.pressure_window_ms = 2000,
-		.pressure_duration_ms = 10000,
-		.pressure_level = 2,
-		.swap_pct = 90,
-		.victim_xattrs = true,
-		.exec_timeout_ms = 5000,
-		.reap = -1,
-		.record_kills = true,
-		.line = x->line,
-	};
+	*r = (struct rule){ .line = x->line };
+	set_defaults(x, SEC_RULE, r);
 	r->file = strdup(x->file);
 	if (!r->file) {
 		ERR("out of memory");
-		cfg->section = 3;
+		cfg->section = SEC_IGNORED;
 		return;
 	}
 	cfg->nrules++;
 	cfg->cur = r;
-	cfg->section = 2;
+	cfg->section = SEC_RULE;
 }
 
+/* Key=v in the section being read. */
+static void set_key(struct ctx *x, const char *key, const char *v)
+{
+	struct config *cfg = x->cfg;
+	int section = cfg->section;
+	const struct key *k = key_find(section, key);
+
+	if (!k)
+		ERR("unknown key %s in [%s]", key, section == SEC_DAEMON ? "Daemon" : "Rule");
+	else
+		k->parse(x, k, section == SEC_DAEMON ? (void *)cfg : (void *)cfg->cur, v);
+}
 static void parse_line(struct ctx *x, char *s)
 {
 	struct config *cfg = x->cfg;
@@ -873,18 +866,18 @@ static void parse_line(struct ctx *x, char *s)
 	if (*s == '[') {
 		if (end[-1] != ']' || end - s < 2) {
 			ERR("a section header must end with ]");
-			cfg->section = 3;
+			cfg->section = SEC_IGNORED;
 			return;
 		}
 		end[-1] = '\0';
 		if (!strcmp(s + 1, "Daemon")) {
-			cfg->section = 1;
+			cfg->section = SEC_DAEMON;
 			cfg->cur = NULL;
 		} else if (!strcmp(s + 1, "Rule")) {
 			new_rule(x);
 		} else {
 			ERR("unknown section [%.64s] (Daemon, Rule)", s + 1);
-			cfg->section = 3;
+			cfg->section = SEC_IGNORED;
 			cfg->cur = NULL;
 		}
 		return;
@@ -905,19 +898,10 @@ static void parse_line(struct ctx *x, char *s)
 		ERR("a key is missing before =");
 		return;
 	}
-	switch (cfg->section) {
-	case 0:
+	if (cfg->section == SEC_NONE)
 		ERR("%.64s= outside a section ([Daemon] or [Rule])", key);
-		break;
-	case 1:
-		daemon_key(x, key, v);
-		break;
-	case 2:
-		rule_key(x, cfg->cur, key, v);
-		break;
-	default:
-		break;	/* in a section already reported */
-	}
+	else if (cfg->section != SEC_IGNORED)	/* else in a section already reported */
+		set_key(x, key, v);
 }
 
 void conf_parse_text(struct config *cfg, const char *file, const char *text, size_t len,
@@ -931,7 +915,7 @@ void conf_parse_text(struct config *cfg, const char *file, const char *text, siz
 		error_at(cfg, &x, "out of memory");
 		return;
 	}
-	cfg->section = 0;
+	cfg->section = SEC_NONE;
 	cfg->cur = NULL;
 	while (i < len) {
 		const char *nl = memchr(text + i, '\n', len - i);
@@ -948,7 +932,7 @@ void conf_parse_text(struct config *cfg, const char *file, const char *text, siz
 	}
 	free(buf);
 	cfg->cur = NULL;
-	cfg->section = 0;
+	cfg->section = SEC_NONE;
 }
 
 void conf_finish(struct config *cfg, conf_error_fn err, void *userdata)

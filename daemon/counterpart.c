@@ -251,37 +251,15 @@ static bool at_or_below(const char *path, const char *base)
  * not in that hierarchy, or -errno. */
 static int proc_cgroup(pid_t tid, const char *controller, char *buf, size_t size)
 {
-	char path[PATH_MAX], line[PATH_MAX + 64];
-	size_t cl = controller ? strlen(controller) : 0;
-	int r = 0;
-	FILE *f;
+	char *path = NULL;
+	int r = cgk_proc_cgroup(proc_root, tid, controller, &path);
 
-	snprintf(path, sizeof(path), "%s/%d/cgroup", proc_root, (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return gone(errno) ? 0 : -errno;
-	while (!r && fgets(line, sizeof(line), f)) {
-		char *ctl = strchr(line, ':'), *rel = ctl ? strchr(ctl + 1, ':') : NULL;
-
-		if (!rel)
-			continue;
-		*rel++ = '\0';
-		rel[strcspn(rel, "\n")] = '\0';
-		if (!controller) {
-			r = ctl == line + 1 && line[0] == '0' && rel == ctl + 2;	/* "0::" */
-		} else {
-			for (char *p = ctl + 1; *p && !r;) {
-				size_t n = strcspn(p, ",");
-
-				r = n == cl && !strncmp(p, controller, n);
-				p += n + (p[n] == ',');
-			}
-		}
-		if (r && (size_t)snprintf(buf, size, "%s", rel) >= size)
-			r = -ENAMETOOLONG;
-	}
-	fclose(f);
-	return r;
+	if (r == -ESRCH || r == -ENOENT)
+		return 0;
+	if (r == 0 && (size_t)snprintf(buf, size, "%s", path) >= size)
+		r = -ENAMETOOLONG;
+	free(path);
+	return r < 0 ? r : 1;
 }
 
 int proc_uids(pid_t pid, uid_t uids[3])

@@ -14,6 +14,12 @@ $(DAEMON_BIN): $(DAEMON_OBJ) $(B)/libcgkill.a
 # fuzz/fuzz-conf.c includes daemon/config.c (the pure parser).
 $(B)/fuzz/fuzz-conf: daemon/config.c daemon/cgkilld.h
 
+# tests/test-conf-keys.c includes daemon/config.c (its key table).
+$(B)/tests/test-conf-keys.o: daemon/config.c daemon/cgkilld.h
+
+# tests/test-daemon-files.c includes daemon/files.c.
+$(B)/tests/test-daemon-files.o: daemon/files.c daemon/cgkilld.h
+
 # tests/test-victim-low.c includes daemon/protection.c (pure).
 $(B)/tests/test-victim-low.o: daemon/protection.c daemon/cgkilld.h
 

@@ -31,9 +31,6 @@
 
 #include "cgkilld.h"
 
-/* The library's list when /etc/cgkill/protected is missing (cgkill(1)). */
-static const char default_protected[] = "/init.scope\n/system.slice\n/user.slice\n/machine.slice\n";
-
 static bool wild(const char *s)
 {
 	return strpbrk(s, "*?[\\") != NULL;
@@ -79,58 +76,37 @@ bool rule_matches_rel(const struct rule *r, const char *rel)
 /* Our own v2 cgroup, or PID 1's: "/a/b" relative to the mount. */
 char *cgroup_rel(const char *pid)
 {
-	char p[64], line[4096];
-	FILE *f;
 	char *rel = NULL;
 
-	snprintf(p, sizeof(p), "/proc/%s/cgroup", pid);
-	f = fopen(p, "re");
-	if (!f)
-		return NULL;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "0::", 3)) {
-			line[strcspn(line, "\n")] = '\0';
-			rel = strdup(line + 3);
-			break;
-		}
-	}
-	fclose(f);
+	cgk_proc_cgroup(NULL, strcmp(pid, "self") ? (pid_t)atoi(pid) : getpid(), NULL, &rel);
 	return rel;
 }
 
-static char *read_list(const char *file, bool *builtin)
+struct protected_check {
+	const struct rule *r;
+	char *why;
+	size_t size;
+};
+
+/* An entry of the protected list (the library reads it): 1 (stop) if the
+ * rule could match it or a cgroup above it. */
+static int protected_entry(const char *glob, const char *entry, const char *list, unsigned line,
+			   void *userdata)
 {
-	int fd;
-	char *buf;
-	size_t len = 0;
+	struct protected_check *c = userdata;
 
-	*builtin = false;
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT) {
-			*builtin = true;
-			return strdup(default_protected);
-		}
-		return NULL;
-	}
-	buf = malloc(1 << 20);
-	if (buf) {
-		ssize_t n;
-
-		while ((n = read(fd, buf + len, (1 << 20) - 1 - len)) > 0)
-			len += (size_t)n;
-		buf[len] = '\0';
-	}
-	close(fd);
-	return buf;
+	(void)line;
+	if (!may_take(c->r, glob, false))
+		return 0;
+	snprintf(c->why, c->size, "it could match the protected cgroup %s or one above it (%s)", entry,
+		 list[0] == '/' ? list : "the library's built-in list");
+	return 1;
 }
 
 int rule_guard_check(const struct rule *r, const char *protected_file, char *why, size_t size)
 {
-	const char *file = protected_file ?: secure_getenv("CGKILL_PROTECTED") ?: "/etc/cgkill/protected";
-	char *self = cgroup_rel("self"), *init = cgroup_rel("1"), *list, *save = NULL, *line;
-	bool builtin;
-	int ret = 0;
+	char *self = cgroup_rel("self"), *init = cgroup_rel("1");
+	int ret = 0, r_list;
 
 	if (r->ncomp == 0) {
 		snprintf(why, size, "it names the root cgroup");
@@ -151,31 +127,7 @@ int rule_guard_check(const struct rule *r, const char *protected_file, char *why
 	if (ret)
 		return ret;
 
-	list = read_list(file, &builtin);
-	if (!list) {
-		snprintf(why, size, "cannot read the protected list %s", file);
-		return -EPERM;
-	}
-	for (line = strtok_r(list, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *s = line, *e;
-
-		while (*s == ' ' || *s == '\t')
-			s++;
-		if (*s == '#' || !*s)
-			continue;
-		e = s + strcspn(s, "#");
-		while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-			e--;
-		*e = '\0';
-		if (!*s)
-			continue;
-		if (may_take(r, s, false)) {
-			snprintf(why, size, "it could match the protected cgroup %s or one above it (%s)",
-				 s, builtin ? "the library's built-in list" : file);
-			ret = -EPERM;
-			break;
-		}
-	}
-	free(list);
-	return ret;
+	r_list = cgk_protected_list(protected_file, protected_entry,
+				    &(struct protected_check){ .r = r, .why = why, .size = size }, why, size);
+	return r_list ? -EPERM : 0;
 }

@@ -74,45 +74,30 @@ static void reset(struct cg *c, uint64_t t, uint64_t v)
  * counterpart's (which need not have the v2 cgroup's path). */
 static uint64_t read_file_u64(struct cg *c, const char *name, bool *is_max)
 {
-	char path[4096], dir[4000], buf[64];
-	int fd;
-	ssize_t n;
+	char path[4096], dir[4000];
+	uint64_t v;
 
 	*is_max = false;
 	if (!counterpart_dir(c->pids.fd, dir, sizeof(dir)))
 		return 0;
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!read_number_at(AT_FDCWD, path, &v))
 		return 0;
-	n = read_at0(fd, buf, sizeof(buf));
-	close(fd);
-	if (n <= 0)
-		return 0;
-	if (!strncmp(buf, "max", 3)) {
-		*is_max = true;
-		return 0;
-	}
-	return strtoull(buf, NULL, 10);
+	*is_max = v == UINT64_MAX;
+	return *is_max ? 0 : v;
 }
 
 /* A number from an open pids.current or pids.max: false if unreadable;
  * *unlimited for "max". */
 static bool read_num(int fd, uint64_t *v, bool *unlimited)
 {
-	char buf[64], *end;
-
 	*unlimited = false;
-	if (fd < 0 || read_at0(fd, buf, sizeof(buf)) <= 0)
+	if (!read_number_fd(fd, v))
 		return false;
-	if (!strncmp(buf, "max", 3)) {
-		*unlimited = true;
+	*unlimited = *v == UINT64_MAX;
+	if (*unlimited)
 		*v = 0;
-		return true;
-	}
-	errno = 0;
-	*v = strtoull(buf, &end, 10);
-	return !errno && end != buf;
+	return true;
 }
 
 static void poll_update(void);

@@ -135,31 +135,7 @@ int pressure_trigger_text(const struct rule *r, bool priv, char *buf, size_t siz
 
 static ssize_t read_path(const char *path, char *buf, size_t size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read_at0(fd, buf, size);
-	close(fd);
-	return n;
-}
-
-struct psi_line {
-	double avg10, avg60, avg300;
-	unsigned long long total;
-};
-
-/* The "some" or "full" line of a pressure file. */
-static bool psi_parse(const char *text, bool full, struct psi_line *p)
-{
-	const char *key = full ? "full " : "some ";
-
-	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
-		if (!strncmp(l, key, 5))
-			return sscanf(l + 5, "avg10=%lf avg60=%lf avg300=%lf total=%llu", &p->avg10, &p->avg60,
-				      &p->avg300, &p->total) == 4;
-	return false;
+	return read_small_at(AT_FDCWD, path, buf, size);
 }
 
 /* The sum of the keys that exist in text; false if none. */

@@ -263,56 +263,13 @@ static bool too_long(const struct walk *w)
 	return w->base + 1 + w->sublen >= PATH_MAX;
 }
 
-/* A small file of the cgroup at dfd (one read, as the triggers read
- * theirs): bytes read, or -errno. */
-static ssize_t slurp(int dfd, const char *name, char *buf, size_t size)
-{
-	ssize_t n;
-	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-
-	if (fd < 0)
-		return -errno;
-	n = read_at0(fd, buf, size);
-	close(fd);
-	return n;
-}
-
-static bool parse_u64(const char *buf, uint64_t *v)
-{
-	char *end;
-
-	if (!strncmp(buf, "max", 3)) {
-		*v = UINT64_MAX;
-		return true;
-	}
-	errno = 0;
-	*v = strtoull(buf, &end, 10);
-	return !errno && end != buf;
-}
-
-/* A number file ("max": UINT64_MAX). */
-static bool read_u64(int dfd, const char *name, uint64_t *v)
-{
-	char buf[64];
-
-	return slurp(dfd, name, buf, sizeof(buf)) > 0 && parse_u64(buf, v);
-}
-
-/* The same by path (v1 counterparts). */
+/* A number file of a v1 counterpart, by path. */
 static bool read_u64_path(const char *dir, const char *name, uint64_t *v)
 {
-	char path[PATH_MAX], buf[64];
-	ssize_t n;
-	int fd;
+	char path[PATH_MAX];
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
-		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return false;
-	n = read_at0(fd, buf, sizeof(buf));
-	close(fd);
-	return n > 0 && parse_u64(buf, v);
+	return (size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) < sizeof(path) &&
+	       read_number_at(AT_FDCWD, path, v);
 }
 
 /* Declared in cgkilld.h: the cgroup.events of the cgroup at dfd. */
@@ -320,7 +277,7 @@ int cg_populated(int dfd)
 {
 	char buf[256];
 	uint64_t v;
-	ssize_t n = slurp(dfd, "cgroup.events", buf, sizeof(buf));
+	ssize_t n = read_small_at(dfd, "cgroup.events", buf, sizeof(buf));
 
 	if (n < 0)
 		return gone((int)-n) ? 0 : (int)n;
@@ -333,9 +290,9 @@ static const char *kernel_whole(int dfd)
 	char buf[64];
 	uint64_t v;
 
-	if (read_u64(dfd, "memory.oom.group", &v) && v == 1)
+	if (read_number_at(dfd, "memory.oom.group", &v) && v == 1)
 		return "memory.oom.group 1";
-	if (slurp(dfd, "cgroup.type", buf, sizeof(buf)) > 0 && !strncmp(buf, "domain threaded", 15))
+	if (read_small_at(dfd, "cgroup.type", buf, sizeof(buf)) > 0 && !strncmp(buf, "domain threaded", 15))
 		return "a threaded subtree";
 	return NULL;
 }
@@ -344,7 +301,7 @@ static const char *kernel_whole(int dfd)
 static int own_processes(int dfd)
 {
 	char buf[32];
-	ssize_t n = slurp(dfd, "cgroup.procs", buf, sizeof(buf));
+	ssize_t n = read_small_at(dfd, "cgroup.procs", buf, sizeof(buf));
 
 	if (n < 0)
 		return gone((int)-n) ? 0 : (int)n;
@@ -365,7 +322,7 @@ static bool children_show(const struct walk *w, int dfd)
 		return true;
 	if (faccessat(dfd, "memory.current", F_OK, 0) < 0)
 		return true;
-	n = slurp(dfd, "cgroup.subtree_control", buf, sizeof(buf));
+	n = read_small_at(dfd, "cgroup.subtree_control", buf, sizeof(buf));
 	if (n < 0)
 		return false;
 	for (char *p = buf; (p = strstr(p, "memory")); p += 6)
@@ -548,8 +505,8 @@ static int memory_of(int dfd, const char *rel, uint64_t *cur, uint64_t *low)
 {
 	*low = 0;
 	*cur = 0;
-	if (read_u64(dfd, "memory.current", cur)) {
-		if (!read_u64(dfd, "memory.low", low))
+	if (read_number_at(dfd, "memory.current", cur)) {
+		if (!read_number_at(dfd, "memory.low", low))
 			*low = 0;
 		return 1;
 	}
@@ -559,7 +516,7 @@ static int memory_of(int dfd, const char *rel, uint64_t *cur, uint64_t *low)
 /* memory.swap.current (v2), else v1_memory_of(): the same values. */
 static int swap_of(int dfd, const char *rel, uint64_t *v)
 {
-	if (read_u64(dfd, "memory.swap.current", v))
+	if (read_number_at(dfd, "memory.swap.current", v))
 		return 1;
 	return v1_memory_of(dfd, rel, true, v);
 }
@@ -568,20 +525,17 @@ static int swap_of(int dfd, const char *rel, uint64_t *v)
  * (-ENOENT: no such file, as where cgroup.pressure is 0). */
 static int pressure_of(int dfd, bool full, int64_t *v)
 {
-	char buf[512], *p;
-	const char *kind = full ? "full " : "some ";
-	unsigned long whole = 0, frac = 0;
+	char buf[512];
+	struct psi_line p;
 	ssize_t got;
 
 	*v = 0;
-	got = slurp(dfd, "memory.pressure", buf, sizeof(buf));
+	got = read_small_at(dfd, "memory.pressure", buf, sizeof(buf));
 	if (got <= 0)
 		return got < 0 ? (int)got : -ENODATA;
-	for (p = buf; p && strncmp(p, kind, 5); p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		;
-	if (!p || !(p = strstr(p, "avg10=")) || sscanf(p, "avg10=%lu.%2lu", &whole, &frac) < 1)
+	if (!psi_parse(buf, full, &p) || p.avg10 < 0)
 		return -EINVAL;
-	*v = (int64_t)(whole * 100 + frac);
+	*v = (int64_t)(p.avg10 * 100 + 0.5);	/* hundredths of a percent */
 	return 0;
 }
 
@@ -638,9 +592,9 @@ static uint64_t protection(int dfd, struct prot p)
 {
 	uint64_t usage, low;
 
-	if (!read_u64(dfd, "memory.current", &usage))
+	if (!read_number_at(dfd, "memory.current", &usage))
 		return 0;
-	if (!read_u64(dfd, "memory.low", &low))
+	if (!read_number_at(dfd, "memory.low", &low))
 		low = 0;
 	return low_effective(usage, low, p.parent_elow, p.siblings);
 }
@@ -659,8 +613,8 @@ static uint64_t claims(int dfd, char *const *kids, size_t nkids)
 
 		if (kfd < 0)
 			claim = gone(errno) ? 0 : UINT64_MAX;
-		else if (read_u64(kfd, "memory.current", &usage))
-			claim = read_u64(kfd, "memory.low", &low) && low < usage ? low : usage;
+		else if (read_number_at(kfd, "memory.current", &usage))
+			claim = read_number_at(kfd, "memory.low", &low) && low < usage ? low : usage;
 		if (kfd >= 0)
 			close(kfd);
 		sum = claim > UINT64_MAX - sum ? UINT64_MAX : sum + claim;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* libFuzzer target: cgk_parse_proc_cgroup and cgk_has_controller. The first
+/* libFuzzer target: cgk_parse_proc_cgroup(_has) and cgk_has_controller. The first
  * byte picks the hierarchy to look for and the size of the output buffer. */
 #include <stdint.h>
 #include <string.h>
@@ -35,7 +35,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	memset(out, 'X', outsize);
 
-	r = cgk_parse_proc_cgroup(text, want, out, outsize);
+	/* the first byte's bit 2 asks by one controller, as cgkilld does */
+	if (data[0] & 4)
+		r = cgk_parse_proc_cgroup_has(text, want, out, outsize);
+	else
+		r = cgk_parse_proc_cgroup(text, want, out, outsize);
 	if (r == 0) {
 		size_t n = strnlen(out, outsize);
 

@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define CGK_VERSION "1.3.0"
+#define CGK_VERSION "1.4.0"
 /* CGK_VERSION of the library loaded at run time, which may be newer than
  * the header a program was built with. */
 const char *cgk_version(void);
@@ -250,6 +250,25 @@ size_t cgk_text_format(char *buf, size_t size, const char *text, size_t len,
  * and each '?' (terminal columns, but for wide characters). */
 size_t cgk_text_width(const char *text, size_t len);
 
+/* ---- the protected list ---- */
+/* Since 1.4. Called for each entry of a protected list: glob, the entry
+ * as the guard matches it against cgroup paths (fnmatch(3) with
+ * FNM_PATHNAME; one '/' before each component: "/system.slice"); entry,
+ * the entry as written (without blanks around it and an inline comment);
+ * list, the file or "the built-in list"; line, its line. Non-zero stops
+ * the walk. */
+typedef int (*cgk_protected_fn)(const char *glob, const char *entry, const char *list, unsigned line,
+				void *userdata);
+/* Walk the protected list that cgk_kill() honours, by the same rules:
+ * file, or NULL for $CGKILL_PROTECTED, else /etc/cgkill/protected, and
+ * the built-in list where that one does not exist. '#' starts a comment
+ * first on a line or after a blank (in a name, it is part of it); an
+ * entry that ends in blanks is given twice, without and with them. 0
+ * after the last entry; fn's non-zero return; -errno if the list cannot
+ * be read, or -EINVAL for a line that cannot be understood (a NUL byte, a
+ * ".." component): then why (size bytes, may be 0) says what and where. */
+int cgk_protected_list(const char *file, cgk_protected_fn fn, void *userdata, char *why, size_t size);
+
 /* ---- the system's cgroups ---- */
 /* The mounted cgroup hierarchies, as /proc/self/mountinfo lists them. */
 typedef struct cgk_hierarchies cgk_hierarchies;
@@ -268,6 +287,13 @@ unsigned cgk_hierarchies_backends(const cgk_hierarchies *h, size_t i);
 /* The cgroup v2 directory that holds pid, as an absolute path; *path is
  * malloc'ed. */
 int cgk_cgroup_of_pid(pid_t pid, char **path);
+/* Since 1.4. The cgroup of process or thread pid in one hierarchy, as
+ * PROC/PID/cgroup names it (proc: where a procfs is mounted, NULL for
+ * "/proc"), from the hierarchy's root ("/a/b"): the v2 one if controller
+ * is NULL, else the v1 one whose controllers include controller ("pids",
+ * "memory", "name=systemd"). *path is malloc'ed. 0; -ESRCH if there is no
+ * such process, -ENOENT if it is in no such hierarchy. */
+int cgk_proc_cgroup(const char *proc, pid_t pid, const char *controller, char **path);
 
 #ifdef __cplusplus
 }

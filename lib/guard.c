@@ -8,12 +8,6 @@
 
 #include "internal.h"
 
-#define PROTECTED_FILE "/etc/cgkill/protected"
-
-#define LIST_MAX (1 << 20)
-
-static const char default_protected[] = "/init.scope\n/system.slice\n/user.slice\n/machine.slice\n";
-
 struct inside {
 	bool self, init, unknown;
 };
@@ -141,87 +135,6 @@ static bool protects(struct cgk_run *run, char *glob)
 	return protects_below(run, below);
 }
 
-/* The entry s[0..len) as a glob with one '/' before each component: "//",
- * "/./", a trailing '/' and a missing leading '/' are slips, not a wish to
- * match nothing. A ".." component names no cgroup: -EINVAL. */
-static int normalise(const char *s, size_t len, char **glob)
-{
-	const char *end = s + len;
-	char *w = malloc(len + 2), *p = w;
-
-	if (!w)
-		return -ENOMEM;
-	while (s < end) {
-		const char *slash = memchr(s, '/', (size_t)(end - s)) ?: end;
-		size_t n = (size_t)(slash - s);
-
-		if (n == 2 && s[0] == '.' && s[1] == '.') {
-			free(w);
-			return -EINVAL;
-		}
-		if (n && (n != 1 || *s != '.')) {
-			*p++ = '/';
-			p = mempcpy(p, s, n);
-		}
-		s = slash + (slash < end);
-	}
-	if (p == w)
-		*p++ = '/';
-	*p = '\0';
-	*glob = w;
-	return 0;
-}
-
-static bool blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r';
-}
-
-/* The entry of line[0..len): without blanks around it (CR too: CR LF line
- * ends) and an inline comment (from a '#' first or after a blank). Its
- * length (0: none); *full: its length with the trailing blanks when no
- * comment followed them, since a cgroup name may end in blanks. */
-static size_t entry_of(const char **line, size_t len, size_t *full)
-{
-	const char *s = *line;
-	size_t n = len, i = 0;
-	bool comment;
-
-	while (n && blank(*s)) {
-		s++;
-		n--;
-	}
-	while (i < n && !(s[i] == '#' && (!i || blank(s[i - 1]))))
-		i++;
-	comment = i < n;
-	n = i;
-	*full = n;
-	while (n && blank(s[n - 1]))
-		n--;
-	if (comment)
-		*full = n;
-	*line = s;
-	return n;
-}
-
-/* 1 if the entry s[0..n) protects the target (with and without trailing
- * blanks up to full: fail closed), or cannot be checked against it; 0 if
- * not; -EINVAL for a ".." component. */
-static int entry_protects(struct cgk_run *run, const char *s, size_t n, size_t full)
-{
-	_cleanup_free_ char *glob = NULL, *blanks = NULL;
-	int r = normalise(s, n, &glob);
-
-	if (r < 0)
-		return r;
-	if (outside_ns(run->t) || protects(run, glob))
-		return 1;
-	if (full == n)
-		return 0;
-	r = normalise(s, full, &blanks);
-	return r < 0 ? r : protects(run, blanks);
-}
-
 static int refuse_protected(struct cgk_run *run, const char *list, size_t lineno,
 			    const char *entry, size_t n)
 {
@@ -238,67 +151,45 @@ static int refuse_protected(struct cgk_run *run, const char *list, size_t lineno
 	return refuse(run, CGK_GUARD_PROTECTED, why);
 }
 
-/* Go through the list text[0..len) named list. What cannot be understood
- * fails closed: an error naming the line. */
-static int check_list(struct cgk_run *run, const char *list, const char *text, size_t len)
+struct list_check {
+	struct cgk_run *run;
+	const char *list;
+};
+
+/* 1 (refused) if the entry protects the target, or cannot be checked
+ * against it (outside our namespace): fail closed. */
+static int entry_protects(const struct cgk_protected_entry *e, void *arg)
 {
-	const char *line = text, *end = text + len;
+	struct list_check *c = arg;
+	_cleanup_free_ char *glob = strdup(e->glob);
 
-	for (size_t lineno = 1; line < end; lineno++) {
-		const char *nl = memchr(line, '\n', (size_t)(end - line)) ?: end, *s = line;
-		size_t n, full;
-		int r;
-
-		/* As a C string the line would end there and lose the rest. */
-		if (memchr(line, '\0', (size_t)(nl - line)))
-			return cgk_error_set(&run->err, -EINVAL,
-					"%s:%zu: a NUL byte in the line: refusing to kill (fail closed)",
-					list, lineno);
-		n = entry_of(&s, (size_t)(nl - line), &full);
-		line = nl + (nl < end);
-		if (!n)
-			continue;
-		r = entry_protects(run, s, n, full);
-		if (r == -EINVAL)
-			return cgk_error_set(&run->err, r,
-					"%s:%zu: a \"..\" component in the entry: refusing to kill (fail closed)",
-					list, lineno);
-		if (r < 0)
-			return cgk_error_set(&run->err, r, "cannot check the protected list %s", list);
-		if (r > 0)
-			return refuse_protected(run, list, lineno, s, n);
-	}
-	return 0;
-}
-
-/* The protected list: a regular file of at most 1 MiB (symlinks are fine
- * here: config management makes them), read to its real length. */
-static int read_list(const char *file, char **buf, size_t *len)
-{
-	_cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	struct stat st;
-
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	return cgk_read_fd(fd, LIST_MAX, buf, len);
+	if (!glob)
+		return -ENOMEM;
+	if (!outside_ns(c->run->t) && !protects(c->run, glob))
+		return 0;
+	return refuse_protected(c->run, c->list, e->line, e->text, e->len);
 }
 
 /* Refuse if the target, or a cgroup below it, is on the protected list. */
 static int check_protected(struct cgk_run *run)
 {
-	const char *file = run->opts->protected_file ?: secure_getenv("CGKILL_PROTECTED") ?: PROTECTED_FILE;
-	_cleanup_free_ char *buf = NULL;
+	_cleanup_free_ char *text = NULL;
+	struct list_check c = { .run = run };
+	struct cgk_protected_fault fault;
 	size_t len = 0;
-	int r = read_list(file, &buf, &len);
+	int r = cgk_protected_load(run->opts->protected_file, &text, &len, &c.list);
 
-	if (r == -ENOENT && !run->opts->protected_file)
-		return check_list(run, "the built-in list", default_protected,
-				  sizeof(default_protected) - 1);
 	if (r < 0)
-		return cgk_error_set(&run->err, r, "cannot read the protected list %s", file);
-	return check_list(run, file, buf, len);
+		return cgk_error_set(&run->err, r, "cannot read the protected list %s", c.list);
+	r = cgk_protected_walk(text, len, entry_protects, &c, &fault);
+	if (r == -EPERM)
+		return r;
+	if (r < 0 && fault.what)
+		return cgk_error_set(&run->err, r, "%s:%zu: %s: refusing to kill (fail closed)", c.list,
+				     fault.line, fault.what);
+	if (r < 0)
+		return cgk_error_set(&run->err, r, "cannot check the protected list %s", c.list);
+	return 0;
 }
 
 int cgk_guard_check(struct cgk_run *run)

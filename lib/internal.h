@@ -6,6 +6,7 @@
  *
  *	kill.c			the entry points: guard, backend, wait, report
  *	guard.c wait.c		guard rails; waiting for the subtree to empty
+ *	protected.c		the protected list: read, parsed, walked
  *	backend-*.c		one file a backend
  *	passes.c		signalling passes several backends share
  *	signal.c		one pass: each listed process signalled once
@@ -146,6 +147,9 @@ int cgk_parse_mountinfo(const char *buf, size_t len, struct cgk_mount **out,
  * controllers is NULL, else the v1 line whose controller list equals it. */
 int cgk_parse_proc_cgroup(const char *buf, const char *controllers,
 			  char *path, size_t size);
+/* The same, but v1's line is the one whose controllers include controller
+ * (one name: "pids"); -EINVAL for an empty name or a list. */
+int cgk_parse_proc_cgroup_has(const char *buf, const char *controller, char *path, size_t size);
 /* Does v1 controller list "a,b,name=c" contain controller c? */
 bool cgk_has_controller(const char *list, const char *controller);
 
@@ -409,5 +413,31 @@ int cgk_wait_empty(struct cgk_run *run, uint64_t deadline_ms);
 
 /* ---- guard.c ---- */
 int cgk_guard_check(struct cgk_run *run);
+
+/* ---- protected.c ---- */
+/* One entry of the protected list: glob, the entry normalised ("/a/b*",
+ * one '/' before each component); text[0..len), as written; its line. */
+struct cgk_protected_entry {
+	const char *glob;
+	const char *text;
+	size_t len;
+	size_t line;
+};
+typedef int cgk_protected_visit(const struct cgk_protected_entry *e, void *arg);
+/* Where a list could not be understood: its line, and what is wrong
+ * (NULL: nothing, or a failure of another kind). */
+struct cgk_protected_fault {
+	size_t line;
+	const char *what;
+};
+/* The list file (NULL: $CGKILL_PROTECTED, else /etc/cgkill/protected, and
+ * the built-in list where that one does not exist) in *text (malloc'ed,
+ * len bytes), *name what to call it: 0 or -errno. */
+int cgk_protected_load(const char *file, char **text, size_t *len, const char **name);
+/* visit for each entry of text[0..len) (twice for one that ends in blanks:
+ * without and with them), until it returns non-zero (returned). -EINVAL
+ * for a line that cannot be understood (fault says which), -ENOMEM. */
+int cgk_protected_walk(const char *text, size_t len, cgk_protected_visit *visit, void *arg,
+		       struct cgk_protected_fault *fault);
 
 #endif

@@ -332,8 +332,12 @@ bool cgk_has_controller(const char *list, const char *controller)
 	return list_has(list, strlen(list), controller, cn);
 }
 
-int cgk_parse_proc_cgroup(const char *buf, const char *controllers,
-			  char *path, size_t size)
+/* Which line of /proc/PID/cgroup: v2's "0::", the v1 one whose controllers
+ * are those of a list, or the v1 one that has a controller among them. */
+enum proc_line { LINE_V2, LINE_SET, LINE_HAS };
+
+static int parse_proc_cgroup(const char *buf, const char *controllers, enum proc_line which,
+			     char *path, size_t size)
 {
 	size_t wn = controllers ? strlen(controllers) : 0;
 	const char *s = buf;
@@ -360,8 +364,10 @@ int cgk_parse_proc_cgroup(const char *buf, const char *controllers,
 			return -EINVAL;
 		cn = (size_t)(c2 - c1 - 1);
 		id0 = c1 - s == 1 && s[0] == '0';
-		if (!controllers)
+		if (which == LINE_V2)
 			match = id0 && cn == 0;
+		else if (which == LINE_HAS)
+			match = !id0 && list_has(c1 + 1, cn, controllers, wn);
 		else
 			/* v1: the same set of controllers, in any order */
 			match = !id0 && list_subset(c1 + 1, cn, controllers, wn) &&
@@ -376,6 +382,18 @@ int cgk_parse_proc_cgroup(const char *buf, const char *controllers,
 		s = *eol ? eol + 1 : eol;
 	}
 	return -ENOENT;
+}
+
+int cgk_parse_proc_cgroup(const char *buf, const char *controllers, char *path, size_t size)
+{
+	return parse_proc_cgroup(buf, controllers, controllers ? LINE_SET : LINE_V2, path, size);
+}
+
+int cgk_parse_proc_cgroup_has(const char *buf, const char *controller, char *path, size_t size)
+{
+	if (controller && (!*controller || strchr(controller, ',')))
+		return -EINVAL;
+	return parse_proc_cgroup(buf, controller, controller ? LINE_HAS : LINE_V2, path, size);
 }
 
 /*

@@ -381,21 +381,49 @@ void cgk_target_close(struct cgk_target *t)
 	t->fd = -1;
 }
 
+/* The cgroup of pid in the hierarchy of controller (NULL: v2), as
+ * PROC/PID/cgroup names it (proc: a procfs mount, NULL "/proc"), into
+ * path. */
+static int proc_cgroup(const char *proc, pid_t pid, const char *controller, char *path, size_t size)
+{
+	_cleanup_free_ char *text = NULL;
+	char name[PATH_MAX];
+	int r;
+
+	if (pid <= 0)
+		return -EINVAL;
+	if ((size_t)snprintf(name, sizeof(name), "%s/%d/cgroup", proc ? proc : "/proc", pid) >= sizeof(name))
+		return -ENAMETOOLONG;
+	r = cgk_read_file_at(AT_FDCWD, name, &text, NULL);
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
+	return cgk_parse_proc_cgroup_has(text, controller, path, size);
+}
+
+CGK_EXPORT int cgk_proc_cgroup(const char *proc, pid_t pid, const char *controller, char **path)
+{
+	char buf[4096];
+	int r;
+
+	if (!path)
+		return -EINVAL;
+	r = proc_cgroup(proc, pid, controller, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	*path = strdup(buf);
+	return *path ? 0 : -ENOMEM;
+}
+
 CGK_EXPORT int cgk_cgroup_of_pid(pid_t pid, char **ret)
 {
 	_cleanup_free_ struct cgk_mount *mounts = NULL;
-	_cleanup_free_ char *text = NULL;
-	char name[64], path[4096];
+	char path[4096];
 	size_t n = 0;
 	int r;
 
 	if (pid <= 0 || !ret)
 		return -EINVAL;
-	snprintf(name, sizeof(name), "/proc/%d/cgroup", pid);
-	r = cgk_read_file_at(AT_FDCWD, name, &text, NULL);
-	if (r < 0)
-		return r == -ENOENT ? -ESRCH : r;
-	r = cgk_parse_proc_cgroup(text, NULL, path, sizeof(path));
+	r = proc_cgroup(NULL, pid, NULL, path, sizeof(path));
 	if (r < 0)
 		return r;
 	/* "/.." paths name a cgroup outside our cgroup namespace. */

@@ -87,6 +87,18 @@ printf '[Daemon]\nProtectedFile=%s\n[Rule]\nName=wide\nMatch=%s/*\nTrigger=pids-
 expect_error "a rule that could match a protected cgroup" "rule wide: Match=$box/\\* refused: it could match the protected cgroup /$box/keep"
 printf '[Daemon]\nProtectedFile=%s\n[Rule]\nName=narrow\nMatch=%s/jobs/*\nTrigger=pids-max\n' "$prot" "$box" >"$c"
 check "--check accepts a rule beside the protected cgroup" "$CGKILLD" --check "$c"
+# the list is read by the library, by the rules of cgk_kill(): a '#'
+# inside a name is part of it, a NUL byte or a ".." component fails closed
+printf '/%s/jobs/a#1\n/%s/x#y\n' "$box" "$box" >"$prot"
+printf '[Daemon]\nProtectedFile=%s\n[Rule]\nName=wide\nMatch=%s/jobs/*\nTrigger=pids-max\n' "$prot" "$box" >"$c"
+expect_error "a rule that could match a protected name with '#' in it" "refused: it could match the protected cgroup /$box/jobs/a#1 or one above it \\($prot\\)"
+printf '[Daemon]\nProtectedFile=%s\n[Rule]\nName=x\nMatch=%s/x\nTrigger=pids-max\n' "$prot" "$box" >"$c"
+check "--check accepts $box/x beside the protected $box/x#y" "$CGKILLD" --check "$c"
+printf '/%s/keep\n/x\0y\n' "$box" >"$prot"
+printf '[Daemon]\nProtectedFile=%s\n[Rule]\nName=narrow\nMatch=%s/jobs/*\nTrigger=pids-max\n' "$prot" "$box" >"$c"
+expect_error "a protected list with a NUL byte" "refused: $prot:2: a NUL byte in the line"
+printf '/%s/keep\n/x/../%s/jobs\n' "$box" "$box" >"$prot"
+expect_error "a protected list with a .. component" "refused: $prot:2: a \"\\.\\.\" component in the entry"
 printf '[Rule]\nName=sys\nMatch=*\nTrigger=pids-max\n' >"$c"
 CGKILL_PROTECTED=$kd_tmp/none expect_error "Match=* (the built-in protected list: /system.slice ...)" "refused: it could match the protected cgroup /(init|system|user|machine)"
 

@@ -330,6 +330,31 @@ static const char proc_hybrid[] =
 	"1:cpuset:/\n"
 	"0::/user.slice/user-0.slice/session-1.scope\n";
 
+/* cgk_parse_proc_cgroup_has: v1's line by one of its controllers (what
+ * cgkilld asks for its counterparts), v2's as before. */
+static void test_proc_cgroup_has(void)
+{
+	char path[256];
+	int r;
+
+	r = cgk_parse_proc_cgroup_has(proc_hybrid, "cpu", path, sizeof(path));
+	ok(r == 0 && strcmp(path, "/system.slice") == 0, "proc cgroup has: 'cpu' is in 'cpuacct,cpu'");
+	r = cgk_parse_proc_cgroup_has(proc_hybrid, "pids", path, sizeof(path));
+	ok(r == 0 && strcmp(path, "/user.slice/user-0.slice") == 0, "proc cgroup has: pids");
+	r = cgk_parse_proc_cgroup_has(proc_hybrid, NULL, path, sizeof(path));
+	ok(r == 0 && strcmp(path, "/user.slice/user-0.slice/session-1.scope") == 0, "proc cgroup has: v2");
+	is_int(cgk_parse_proc_cgroup_has(proc_hybrid, "memory", path, sizeof(path)), -ENOENT,
+	       "proc cgroup has: absent hierarchy");
+	is_int(cgk_parse_proc_cgroup_has(proc_hybrid, "cpu,cpuacct", path, sizeof(path)), -EINVAL,
+	       "proc cgroup has: one controller, not a list");
+	is_int(cgk_parse_proc_cgroup_has(proc_hybrid, "", path, sizeof(path)), -EINVAL,
+	       "proc cgroup has: not an empty name (v2's line has none)");
+	is_int(cgk_parse_proc_cgroup_has("1:pids:/x\n0::\n", "pids", path, sizeof(path)), 0,
+	       "proc cgroup has: the line found before a malformed one");
+	is_int(cgk_parse_proc_cgroup_has("0::\n1:pids:/x\n", "pids", path, sizeof(path)), -EINVAL,
+	       "proc cgroup has: a malformed line before it fails");
+}
+
 static void test_proc_cgroup(void)
 {
 	char path[256];
@@ -402,5 +427,6 @@ int main(void)
 	test_pids();
 	test_mountinfo();
 	test_proc_cgroup();
+	test_proc_cgroup_has();
 	return done_testing();
 }
