@@ -31,21 +31,23 @@ wait_for() {
 	done
 }
 
+# One round of rm_cgroup_tree: what is left in dir killed, the tree removed
+# bottom up; true once dir is gone.
+_rm_cgroup_round() {
+	local dir=$1 d pid
+	while read -r d; do
+		while read -r pid; do
+			[ "$pid" -gt 0 ] 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+		done < <(cat "$d/cgroup.procs" 2>/dev/null)	# threaded: EOPNOTSUPP
+	done < <(find "$dir" -depth -type d)
+	find "$dir" -depth -type d -exec rmdir {} + 2>/dev/null
+	[ ! -d "$dir" ] || { sleep 0.2; false; }
+}
+
 # Kill what is left in the cgroup subtree dir and remove it, bottom up
-# (bounded); says so if it cannot.
+# (bounded: wait_for); says so if it cannot.
 rm_cgroup_tree() {
-	local dir=$1 d pid i
-	for i in 1 2 3 4 5 6 7 8 9 10; do
-		while read -r d; do
-			while read -r pid; do
-				[ "$pid" -gt 0 ] 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-			done < <(cat "$d/cgroup.procs" 2>/dev/null)	# threaded: EOPNOTSUPP
-		done < <(find "$dir" -depth -type d)
-		find "$dir" -depth -type d -exec rmdir {} + 2>/dev/null
-		[ -d "$dir" ] || return 0
-		sleep 0.2
-	done
-	diag "could not remove $dir"
+	wait_for 5 "$1 removed" _rm_cgroup_round "$1"
 }
 
 # Mount point of a hierarchy from mountinfo: "cgroup2", or a v1 controller.

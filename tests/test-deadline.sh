@@ -17,7 +17,7 @@ trap 'kill -KILL "${spinners[@]}" 2>/dev/null; wait 2>/dev/null' EXIT
 
 is_num() { [[ $1 =~ ^[0-9]+$ ]]; }
 
-d=$(CGKILL_TEST_SLOW= "$DEADLINE" 1000)
+d=$(CGKILL_TEST_SLOW='' "$DEADLINE" 1000)
 is_num "$d" && [ "$d" -ge 1000 ] && [ "$d" -le $((1000 * cap)) ]
 ok $? "1000 ms idle: at least 1000, at most $cap times that ($d)"
 d=$("$DEADLINE" 0)
@@ -50,7 +50,7 @@ for ((i = 0; i < 4 * cpus; i++)); do
 done
 d=0
 for ((i = 0; i < 100; i++)); do	# until the scheduler has them all running
-	d=$(CGKILL_TEST_SLOW= "$DEADLINE" 1000)
+	d=$(CGKILL_TEST_SLOW='' "$DEADLINE" 1000)
 	[ "$d" -ge 3000 ] && break
 	sleep 0.05
 done

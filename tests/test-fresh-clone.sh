@@ -26,7 +26,7 @@ ok $? "plain make in the fresh clone" || diag "$(tail -n 30 "$tmp/make.log")"
 
 for f in libcgkill.a libcgkill.so cgkill cgkilld; do
 	[ -s "$clone/build/$f" ]
-	ok $? "plain make built build/$f" || diag "build/: $(ls "$clone/build" 2>&1 | tr '\n' ' ')"
+	ok $? "plain make built build/$f" || diag "build/: $(cd "$clone/build" 2>&1 && printf '%s ' *)"
 done
 check "build/cgkill --version runs" "$clone/build/cgkill" --version
 check "build/cgkilld --version runs" "$clone/build/cgkilld" --version
