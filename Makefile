@@ -93,6 +93,12 @@ $(B)/tests/forkbomb: tests/helper/forkbomb.c $(B)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $<
 
+# What the shell tests' waits are stretched by (tests/lib.sh: wait_for): the
+# same code as the C tests' deadlines.
+$(B)/tests/deadline: tests/helper/deadline.c tests/support/deadline.c tests/support/deadline.h $(B)/flags
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ tests/helper/deadline.c tests/support/deadline.c
+
 # The memory-thrashing workload (bench/thrash.c), for the memory-pressure
 # tests and bench/oomd-peer.sh.
 $(B)/tests/thrash: bench/thrash.c $(B)/flags
@@ -100,7 +106,7 @@ $(B)/tests/thrash: bench/thrash.c $(B)/flags
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $<
 
 tests: all test-programs
-test-programs: $(TEST_BIN) $(B)/tests/forkbomb $(B)/tests/thrash
+test-programs: $(TEST_BIN) $(B)/tests/forkbomb $(B)/tests/thrash $(B)/tests/deadline
 
 # What the tests run, installed on Debian when missing (as bench/ does);
 # command:package.

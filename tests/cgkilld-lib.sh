@@ -184,20 +184,6 @@ sentinel() {
 	run_in "$1" sleep 3600
 }
 
-# wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds (bounded).
-wait_for() {
-	local secs=$1 what=$2 end
-	shift 2
-	end=$((${EPOCHREALTIME/./} + secs * 1000000))
-	until "$@"; do
-		if [ "${EPOCHREALTIME/./}" -gt "$end" ]; then
-			diag "timed out after ${secs}s waiting for: $what"
-			return 1
-		fi
-		sleep 0.02
-	done
-}
-
 populated() {
 	grep -qx 'populated 1' "$v2/$box/$1/cgroup.events" 2>/dev/null
 }

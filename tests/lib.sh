@@ -10,21 +10,44 @@ need_cgkill() {
 	[ -x "$CGKILL" ] || bail_out "$CGKILL not built (run make first)"
 }
 
-# Kill what is left in the cgroup subtree dir and remove it, bottom up
-# (bounded); says so if it cannot.
-rm_cgroup_tree() {
-	local dir=$1 d pid i
-	for i in 1 2 3 4 5 6 7 8 9 10; do
-		while read -r d; do
-			while read -r pid; do
-				[ "$pid" -gt 0 ] 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-			done < <(cat "$d/cgroup.procs" 2>/dev/null)	# threaded: EOPNOTSUPP
-		done < <(find "$dir" -depth -type d)
-		find "$dir" -depth -type d -exec rmdir {} + 2>/dev/null
-		[ -d "$dir" ] || return 0
-		sleep 0.2
+# What stretches a wait by the machine's load and $CGKILL_TEST_SLOW: the C
+# tests' own code (tests/support/deadline.c), as a program.
+DEADLINE=${DEADLINE:-$build/tests/deadline}
+
+# wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds, for SECONDS on
+# an idle machine, stretched by the load now (bounded).
+wait_for() {
+	local base=$1 what=$2 secs end
+	[ -x "$DEADLINE" ] || bail_out "$DEADLINE not built (make tests)"
+	secs=$("$DEADLINE" "$base") || bail_out "$DEADLINE $base failed"
+	shift 2
+	end=$((${EPOCHREALTIME/./} + secs * 1000000))
+	until "$@"; do
+		if [ "${EPOCHREALTIME/./}" -gt "$end" ]; then
+			diag "timed out after ${secs}s (${base}s on an idle machine) waiting for: $what"
+			return 1
+		fi
+		sleep 0.02
 	done
-	diag "could not remove $dir"
+}
+
+# One round of rm_cgroup_tree: what is left in dir killed, the tree removed
+# bottom up; true once dir is gone.
+_rm_cgroup_round() {
+	local dir=$1 d pid
+	while read -r d; do
+		while read -r pid; do
+			[ "$pid" -gt 0 ] 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+		done < <(cat "$d/cgroup.procs" 2>/dev/null)	# threaded: EOPNOTSUPP
+	done < <(find "$dir" -depth -type d)
+	find "$dir" -depth -type d -exec rmdir {} + 2>/dev/null
+	[ ! -d "$dir" ] || { sleep 0.2; false; }
+}
+
+# Kill what is left in the cgroup subtree dir and remove it, bottom up
+# (bounded: wait_for); says so if it cannot.
+rm_cgroup_tree() {
+	wait_for 5 "$1 removed" _rm_cgroup_round "$1"
 }
 
 # Mount point of a hierarchy from mountinfo: "cgroup2", or a v1 controller.
@@ -71,7 +94,7 @@ declare -A spawn_status
 spawned_pids=()
 nspawn=0
 spawn_in() {
-	local dir=$1 f i
+	local dir=$1 f
 	shift
 	f=$tmp/spawn.$((++nspawn))
 	(
@@ -81,20 +104,12 @@ spawn_in() {
 		echo $? >"$f.tmp" && mv "$f.tmp" "$f.status"
 	) 2>/dev/null &
 	spawned=""
-	for ((i = 0; i < 100; i++)); do
-		[ -e "$f.pid" ] && break
-		sleep 0.05
-	done
+	wait_for 5 "$* to start" test -e "$f.pid"
 	spawned=$(cat "$f.pid" 2>/dev/null)
 	[ -n "$spawned" ] || { diag "could not start $*"; return 1; }
 	spawned_pids+=("$spawned")
 	spawn_status[$spawned]=$f.status
-	for ((i = 0; i < 100; i++)); do
-		grep -qx "$spawned" "$dir/cgroup.procs" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	diag "pid $spawned did not show up in $dir"
-	return 1
+	wait_for 5 "pid $spawned in $dir" grep -qx "$spawned" "$dir/cgroup.procs"
 }
 
 # The EXIT trap of a test that spawns: what spawn_in started, the wait for
@@ -111,20 +126,13 @@ kill_spawned() {
 }
 
 # Did process $1 (from spawn_in) end with wait status $2 (128 + signal)
-# within $3 seconds?
+# within $3 seconds (on an idle machine: wait_for)?
 died_with() {
-	local f=${spawn_status[$1]} i got
-	for ((i = 0; i < $3 * 20; i++)); do
-		if [ -e "$f" ]; then
-			got=$(cat "$f")
-			[ "$got" = "$2" ] || diag "pid $1: wait status $got, wanted $2"
-			[ "$got" = "$2" ]
-			return
-		fi
-		sleep 0.05
-	done
-	diag "pid $1 still alive"
-	return 1
+	local f=${spawn_status[$1]} got
+	wait_for "$3" "pid $1 to end" test -e "$f" || return 1
+	got=$(cat "$f")
+	[ "$got" = "$2" ] || diag "pid $1: wait status $got, wanted $2"
+	[ "$got" = "$2" ]
 }
 
 alive() {

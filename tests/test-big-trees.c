@@ -23,8 +23,6 @@
 #include "support/spawn.h"
 #include "support/tap.h"
 
-#define DEADLINE_MS 10000
-
 static char *box;		/* the v2 sandbox */
 
 /* A target with thousands of child cgroups. */
@@ -75,7 +73,7 @@ static void test_many_children(void)
 			rep = cgk_report_free(rep);
 		}
 		t0 = sb_now_ms();
-		r = kill_opts(s.target, v2_backends[b], SIGKILL, 0, DEADLINE_MS, NULL, &rep);
+		r = kill_opts(s.target, v2_backends[b], SIGKILL, 0, KILL_WAIT_MS, NULL, &rep);
 		is_int(r, 0, "many %s: cgk_kill returns 0 (%s)", bn, cgk_report_message(rep));
 		is_int(cgk_report_cgroups(rep), CHILDREN + 1, "many %s: the report counts %d cgroups", bn,
 		       CHILDREN + 1);
@@ -134,7 +132,7 @@ static void test_deep(void)
 			pids[i] = sb_sleeper_at(fds[levels[i]]);
 		if (!ok(pids[0] > 0 && pids[5] > 0, "deep %s: sleepers at 6 levels down to %u", bn, depth))
 			break;
-		r = kill_opts(s.target, v2_backends[b], SIGKILL, 0, DEADLINE_MS, NULL, &rep);
+		r = kill_opts(s.target, v2_backends[b], SIGKILL, 0, KILL_WAIT_MS, NULL, &rep);
 		is_int(r, 0, "deep %s: cgk_kill returns 0 (%s)", bn, cgk_report_message(rep));
 		is_int(cgk_report_cgroups(rep), depth + 1, "deep %s: the report counts %u cgroups", bn, depth + 1);
 		for (int i = 0; i < 6; i++)

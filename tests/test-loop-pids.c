@@ -27,8 +27,6 @@
 #include "support/spawn.h"
 #include "support/tap.h"
 
-#define DEADLINE_MS 10000
-
 /* ---- pids.max ---- */
 
 static void test_pids_restored(const char *pd)
@@ -49,7 +47,7 @@ static void test_pids_restored(const char *pd)
 		if (!is_int(sb_write(s.target, "pids.max", limits[i]), 0, "%s: set", name) ||
 		    !is_int(sb_spawn_n(N, SB_SLEEP, NULL, s.target, pids), 0, "%s: spawn", name))
 			goto out;
-		r = kill_wait(s.target, CGK_BACKEND_LOOP, SIGKILL, DEADLINE_MS, &rep);
+		r = kill_wait(s.target, CGK_BACKEND_LOOP, SIGKILL, KILL_WAIT_MS, &rep);
 		is_int(r, 0, "%s: cgk_kill returns 0", name);
 		ok(cgk_report_emptied(rep), "%s: emptied", name);
 		is_int(sb_count_killed(pids, N, SIGKILL, 5000), N, "%s: all died of SIGKILL", name);
@@ -180,7 +178,7 @@ static void test_loop_tree(const char *box, const char *hier)
 			goto out;
 		np += 3;
 	}
-	r = kill_wait(s.target, CGK_BACKEND_LOOP, SIGKILL, DEADLINE_MS, &rep);
+	r = kill_wait(s.target, CGK_BACKEND_LOOP, SIGKILL, KILL_WAIT_MS, &rep);
 	is_int(r, 0, "%s: cgk_kill returns 0", name);
 	ok(cgk_report_emptied(rep), "%s: emptied", name);
 	is_int(cgk_report_signalled(rep), np, "%s: %u signalled", name, np);
@@ -190,7 +188,7 @@ static void test_loop_tree(const char *box, const char *hier)
 
 	/* TERM: signalled once each, pids.max (if any) back as it was. */
 	if (sb_spawn_n(4, SB_EXIT_ON_TERM, NULL, s.target, pids) == 0) {
-		r = kill_wait(s.target, CGK_BACKEND_LOOP, SIGTERM, DEADLINE_MS, &rep);
+		r = kill_wait(s.target, CGK_BACKEND_LOOP, SIGTERM, KILL_WAIT_MS, &rep);
 		is_int(r, 0, "%s: TERM: cgk_kill returns 0", name);
 		is_int(cgk_report_signalled(rep), 4, "%s: TERM: 4 signalled", name);
 		is_int(sb_count_exited0(pids, 4, 5000), 4, "%s: TERM: all exited on TERM", name);

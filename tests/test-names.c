@@ -27,8 +27,6 @@
 #include "support/spawn.h"
 #include "support/tap.h"
 
-#define DEADLINE_MS 10000
-
 static char *box;		/* the v2 sandbox */
 
 /* ---- names that are not text ---- */
@@ -301,7 +299,7 @@ static void test_long_paths(void)
 			rep = cgk_report_free(rep);
 			ok(sb_alive(pids[2]) && sb_alive(pids[3]), "long: ... and signals nothing");
 		}
-		r = kill_opts(target, b, SIGKILL, 0, DEADLINE_MS, NULL, &rep);
+		r = kill_opts(target, b, SIGKILL, 0, KILL_WAIT_MS, NULL, &rep);
 		is_int(r, 0, "long %s: cgk_kill returns 0 (%s)", what[round],
 		       tail(cgk_report_message(rep)));
 		is_int(cgk_report_cgroups(rep), expect_cgroups, "long %s: the report counts %u cgroups", what[round],

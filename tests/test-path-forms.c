@@ -25,8 +25,6 @@
 #include "support/spawn.h"
 #include "support/tap.h"
 
-#define DEADLINE_MS 10000
-
 static char *box;		/* the v2 sandbox */
 
 /* Every spelling of one target resolves to it; other spellings name what
@@ -78,7 +76,7 @@ static void test_spellings(void)
 		}
 		is_int(good, n, "spell: %u spellings (//, /./, /../, trailing /, relative) resolve to the target",
 		       n);
-		r = kill_opts(v[3], CGK_BACKEND_FREEZE, SIGKILL, 0, DEADLINE_MS, NULL, &rep);
+		r = kill_opts(v[3], CGK_BACKEND_FREEZE, SIGKILL, 0, KILL_WAIT_MS, NULL, &rep);
 		is_int(r, 0, "spell: kill through '%s'", v[3]);
 		ok(!strcmp(cgk_report_path(rep), s.target), "spell: the report names the canonical path");
 		rep = cgk_report_free(rep);

@@ -22,7 +22,7 @@
 #include "support/spawn.h"
 #include "support/tap.h"
 
-#define DEADLINE_MS 10000	/* for the tree to empty, after the kill */
+#define EMPTY_MS 10000	/* for the tree to empty after the kill, idle (stretched) */
 #define BOMB_PIDS_MAX 300
 #define BOMB_ROUNDS 5
 
@@ -55,7 +55,7 @@ static bool not_implemented(int r)
 
 static int kill_target(struct ctx *c, const char *target, cgk_report **rep)
 {
-	int r = kill_opts(target, c->row->backend, SIGKILL, 0, DEADLINE_MS, NULL, rep);
+	int r = kill_opts(target, c->row->backend, SIGKILL, 0, KILL_WAIT_MS, NULL, rep);
 
 	if (r < 0) {
 		char state[64] = "";
@@ -98,7 +98,7 @@ static bool check_killed(struct ctx *c, const char *scenario, const char *target
 		   scenario, (unsigned long long)cgk_report_empty_ms(rep));
 	good &= is_int(cgk_report_backend(rep), c->row->backend,
 		       "%s %s: report names the forced backend", c->name, scenario);
-	good &= is_int(sb_wait_empty(target, DEADLINE_MS), 0,
+	good &= is_int(sb_wait_empty(target, EMPTY_MS), 0,
 		       "%s %s: the subtree is empty (own check, populated 0 / empty lists)",
 		       c->name, scenario);
 	good &= ok(thawed(target), "%s %s: the target is not left frozen", c->name, scenario);
@@ -321,7 +321,7 @@ static void scenario_forkbomb(struct ctx *c)
 		r = kill_target(c, target, &rep);
 		check_killed(c, name, target, r, rep);
 		if (limiter)
-			is_int(sb_wait_empty(limiter, DEADLINE_MS), 0,
+			is_int(sb_wait_empty(limiter, EMPTY_MS), 0,
 			       "%s %s: its pids limiter is empty too", c->name, name);
 		ok(sb_killed_by(pid, SIGKILL, 5000), "%s %s: the bomb's first process died of SIGKILL",
 		   c->name, name);

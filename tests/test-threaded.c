@@ -24,8 +24,6 @@
 #include "support/spawn.h"
 #include "support/tap.h"
 
-#define DEADLINE_MS 10000
-
 static char *box;		/* the v2 sandbox */
 
 /* name, name/S (a sibling for a sentinel), name/X (the threaded domain) and
@@ -196,7 +194,7 @@ static void test_threaded_child(void)
 		if (d)
 			closedir(d);
 		is_int(moved, 5, "threaded %s: all 5 threads moved into the threaded child", bn);
-		r = kill_opts(s.target, v2_backends[b], SIGKILL, 0, DEADLINE_MS, NULL, &rep);
+		r = kill_opts(s.target, v2_backends[b], SIGKILL, 0, KILL_WAIT_MS, NULL, &rep);
 		is_int(r, 0, "threaded %s: cgk_kill returns 0 (%s)", bn, cgk_report_message(rep));
 		ok(sb_killed_by(pid, SIGKILL, 3000), "threaded %s: the process died", bn);
 		rep = cgk_report_free(rep);

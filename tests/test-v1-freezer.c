@@ -21,8 +21,6 @@
 #include "support/spawn.h"
 #include "support/tap.h"
 
-#define DEADLINE_MS 10000
-
 static bool thawed(const char *dir)
 {
 	return sb_file_is(dir, "freezer.state", "THAWED");
@@ -81,7 +79,7 @@ next:
 		if (!scene_start_named(&s, pick[i].box, "auto", pick[i].name))
 			goto next2;
 		pid = sb_sleeper(s.target);
-		r = kill_wait(s.target, CGK_BACKEND_AUTO, SIGKILL, DEADLINE_MS, &rep);
+		r = kill_wait(s.target, CGK_BACKEND_AUTO, SIGKILL, KILL_WAIT_MS, &rep);
 		is_int(r, 0, "%s: killed", pick[i].name);
 		is_str(cgk_backend_name(cgk_report_backend(rep)), cgk_backend_name(pick[i].want),
 		       "%s: picks %s", pick[i].name, cgk_backend_name(pick[i].want));
@@ -113,7 +111,7 @@ static void test_user_frozen(const char *fz, enum cgk_backend b)
 		goto out;
 	if (!ok(sb_freeze_v1(s.target), "%s: someone else froze it", name))
 		goto out;
-	r = kill_wait(s.target, b, SIGKILL, DEADLINE_MS, &rep);
+	r = kill_wait(s.target, b, SIGKILL, KILL_WAIT_MS, &rep);
 	is_int(r, 0, "%s: cgk_kill returns 0", name);
 	is_int(cgk_report_backend(rep), CGK_BACKEND_V1_FREEZE, "%s: served by v1-freeze", name);
 	ok(cgk_report_emptied(rep), "%s: emptied (%llu ms)", name,
@@ -155,7 +153,7 @@ static void test_frozen_descendant(const char *fz)
 	}
 	if (!ok(sb_freeze_v1(b) && sb_freeze_v1(c), "%s: T/a/b and T/c frozen by someone else", name))
 		goto out;
-	r = kill_wait(s.target, CGK_BACKEND_V1_FREEZE, SIGKILL, DEADLINE_MS, &rep);
+	r = kill_wait(s.target, CGK_BACKEND_V1_FREEZE, SIGKILL, KILL_WAIT_MS, &rep);
 	is_int(r, 0, "%s: cgk_kill returns 0", name);
 	ok(cgk_report_emptied(rep), "%s: emptied", name);
 	is_int(cgk_report_signalled(rep), np, "%s: %u signalled", name, np);

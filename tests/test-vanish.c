@@ -41,7 +41,6 @@
 #include "support/spawn.h"
 #include "support/tap.h"
 
-#define DEADLINE_MS 10000
 #define REMOVER_ROUNDS 4
 #define PROCS 50
 
@@ -127,7 +126,7 @@ static void test_removed_halfway(const char *where, const char *sbox,
 		}
 		shared[1] = 1;
 		sb_sleep_ms(5);
-		r = kill_opts(s.target, b, sig, 0, DEADLINE_MS, NULL, &rep);
+		r = kill_opts(s.target, b, sig, 0, KILL_WAIT_MS, NULL, &rep);
 		rounds++;
 		if (r != 0) {
 			failures++;

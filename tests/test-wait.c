@@ -16,6 +16,7 @@
 #include "cgkill.h"
 #include "support/cgfile.h"
 #include "support/cmd.h"
+#include "support/deadline.h"
 #include "support/json.h"
 #include "support/kill.h"
 #include "support/record.h"
@@ -88,7 +89,7 @@ static void test_waiting(void)
 	snprintf(pidtxt, sizeof(pidtxt), "%d", (int)ign);
 	cmd_run(&c, CMD_MS, "-j", "-s", "TERM", "--wait=2s", s.target, NULL);
 	exit_is(&c, 3);
-	ok(c.ms >= 1900 && c.ms < 9000, "--wait=2s: gave up after about 2 s (%llu ms)",
+	ok(c.ms >= 1900 && c.ms < sb_deadline_ms(9000), "--wait=2s: gave up after about 2 s (%llu ms)",
 	   (unsigned long long)c.ms);
 	json_is(&c, "d['targets'][0]['waited']", "true");
 	json_is(&c, "d['targets'][0]['emptied']", "false");
@@ -114,7 +115,7 @@ static void test_waiting(void)
 	/* The short form with an attached duration. */
 	cmd_run(&c, CMD_MS, "-s", "TERM", "-w1s", s.target, NULL);
 	exit_is(&c, 3);
-	ok(c.ms >= 900 && c.ms < 8000, "-w1s: gave up after about 1 s (%llu ms)",
+	ok(c.ms >= 900 && c.ms < sb_deadline_ms(8000), "-w1s: gave up after about 1 s (%llu ms)",
 	   (unsigned long long)c.ms);
 	cmd_free(&c);
 	ok(sb_alive(ign), "--wait=2s: the ignorer is still alive (TERM only)");

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cgfile.h"
+#include "deadline.h"
 #include "sandbox.h"
 
 static int open_in(const char *dir, const char *file, int flags, mode_t mode)
@@ -157,7 +158,7 @@ bool sb_temp_file(char *tmpl, const char *text, size_t len)
 
 bool sb_freeze_v1(const char *dir)
 {
-	uint64_t deadline = sb_now_ms() + 5000;
+	uint64_t deadline = sb_now_ms() + sb_deadline_ms(5000);
 
 	if (sb_write(dir, "freezer.state", "FROZEN") < 0)
 		return false;
@@ -334,7 +335,7 @@ static bool events_say_empty(int fd, int *err)
 
 int sb_wait_empty(const char *dir, unsigned timeout_ms)
 {
-	uint64_t deadline = sb_now_ms() + timeout_ms;
+	uint64_t deadline = sb_now_ms() + sb_deadline_ms(timeout_ms);
 	int fd = open_in(dir, "cgroup.events", O_RDONLY, 0);
 
 	if (fd >= 0) {
@@ -375,7 +376,7 @@ int sb_wait_empty(const char *dir, unsigned timeout_ms)
 
 int sb_wait_count(const char *dir, unsigned n, unsigned timeout_ms)
 {
-	uint64_t deadline = sb_now_ms() + timeout_ms;
+	uint64_t deadline = sb_now_ms() + sb_deadline_ms(timeout_ms);
 
 	for (;;) {
 		int c = sb_count(dir, true);

@@ -2,7 +2,8 @@
 /*
  * The files of a cgroup, for the tests: read and write them, list and count
  * the processes of a cgroup or a subtree, wait for a subtree to empty.
- * Functions return 0 (or a count) or -errno.
+ * Functions return 0 (or a count) or -errno. The waits' timeout_ms is an
+ * idle machine's time, stretched by sb_deadline_ms() (deadline.h).
  */
 #ifndef CGK_TEST_CGFILE_H
 #define CGK_TEST_CGFILE_H

@@ -21,7 +21,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* A deadline for one run of the command (loaded CI machines). */
+/* A deadline for one run of the command (loaded CI machines), stretched
+ * further by the load (cmd_finish() waits with sb_wait_reaped()). */
 #define CMD_MS 60000
 
 struct cmd {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cgfile.h"
+#include "deadline.h"
 #include "sandbox.h"
 #include "spawn.h"
 #include "tap.h"
@@ -143,7 +144,7 @@ static bool destroy_round(const char *path, int version)
 
 int sb_destroy(const char *path)
 {
-	uint64_t deadline = sb_now_ms() + SB_DESTROY_MS;
+	uint64_t deadline = sb_now_ms() + sb_deadline_ms(SB_DESTROY_MS);
 	int version = sb_version_of(path);
 	unsigned backoff = 1;
 	struct stat st;
@@ -202,7 +203,7 @@ static size_t child_names(int dirfd, char ***names)
 
 static int rmtree_at(int parentfd, const char *name, unsigned depth)
 {
-	uint64_t deadline = sb_now_ms() + 15000;
+	uint64_t deadline = sb_now_ms() + sb_deadline_ms(SB_DESTROY_MS);
 	unsigned backoff = 1;
 	char **names;
 	size_t n;

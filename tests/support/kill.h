@@ -16,13 +16,17 @@
 #include <sys/types.h>
 
 #include "cgkill.h"
+#include "deadline.h"
 
 /* The backends that serve cgroup v2, each forced in turn by many tests. */
 #define N_V2_BACKENDS 3
 extern const enum cgk_backend v2_backends[N_V2_BACKENDS];
 
-/* The default wait of the options (and of kill_opts() callers that take it). */
-#define KILL_WAIT_MS 10000
+/* The default wait of the options (and of kill_opts() callers that take
+ * it): where its end is a failure, 10 s on an idle machine, stretched by
+ * the load now (deadline.h). The support code's own waits stretch their
+ * timeouts themselves: give them idle-machine times, never this. */
+#define KILL_WAIT_MS sb_deadline_ms(10000)
 
 /* Options with these settings (protected_file NULL: the default list);
  * bails out if the library refuses one. Free with cgk_options_free(). */

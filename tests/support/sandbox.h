@@ -29,7 +29,8 @@ enum sb_hier {
 	SB_HIER_COUNT_
 };
 
-/* Start the watchdog (time limit in seconds; $CGKILL_TEST_TIMEOUT overrides),
+/* Start the watchdog (time limit in seconds on an idle machine, stretched
+ * by sb_deadline_ms(); $CGKILL_TEST_TIMEOUT overrides),
  * become a child subreaper, find the cgroup mounts. Call first in main(). */
 void sb_init(unsigned timeout_s);
 /* The start of most test programs: sb_init(timeout_s), root or skip_all(),

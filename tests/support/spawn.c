@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cgfile.h"
+#include "deadline.h"
 #include "record.h"
 #include "sandbox.h"
 #include "spawn.h"
@@ -101,7 +102,7 @@ pid_t sb_fork(void)
  * came. */
 static int receive(int fd, void *out, size_t size, unsigned timeout_ms)
 {
-	uint64_t deadline = sb_now_ms() + timeout_ms;
+	uint64_t deadline = sb_now_ms() + sb_deadline_ms(timeout_ms);
 	size_t got = 0;
 
 	while (got < size) {
@@ -419,7 +420,7 @@ int pidns_call(child_fn fn, void *arg, void *out, size_t size)
 
 int sb_wait_reaped(pid_t pid, unsigned timeout_ms)
 {
-	uint64_t deadline = sb_now_ms() + timeout_ms;
+	uint64_t deadline = sb_now_ms() + sb_deadline_ms(timeout_ms);
 	unsigned backoff = 1;
 
 	for (;;) {
@@ -520,7 +521,7 @@ char proc_state(pid_t pid)
 
 bool wait_state(pid_t pid, char state, unsigned timeout_ms)
 {
-	uint64_t deadline = sb_now_ms() + timeout_ms;
+	uint64_t deadline = sb_now_ms() + sb_deadline_ms(timeout_ms);
 
 	for (;;) {
 		if (proc_state(pid) == state)

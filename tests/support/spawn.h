@@ -6,6 +6,10 @@
  * migrate loop. The test process is a child subreaper (sb_init()), so
  * orphans of a killed tree come back to it; sb_reap() collects them and
  * remembers how the tracked processes ended.
+ *
+ * Every timeout_ms here is an idle machine's time: the wait lasts up to
+ * sb_deadline_ms(timeout_ms) (deadline.h), and so does the handshake of
+ * sb_spawn() (10 s idle).
  */
 #ifndef CGK_TEST_SPAWN_H
 #define CGK_TEST_SPAWN_H
