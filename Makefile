@@ -76,6 +76,8 @@ $(B)/libcgkill.so: $(LIB_OBJ) lib/libcgkill.map
 # to minutes, for libc's mapping (bench/RESULTS.md, "Stalls beside a bomb").
 # CGKILL_LDFLAGS= links it dynamically (sanitizer builds do).
 CGKILL_LDFLAGS ?= -static-pie
+# the public interface only: include/, not lib/ (tests/test-layers.sh)
+$(patsubst %.c,$(B)/%.o,$(wildcard cli/*.c)): CPPFLAGS := $(filter-out -Ilib,$(CPPFLAGS))
 $(B)/cgkill: $(B)/cli/cgkill.o $(B)/libcgkill.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(CGKILL_LDFLAGS) -o $@ $^
 
