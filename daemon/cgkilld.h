@@ -20,7 +20,7 @@
  *	trigger-pids.c trigger-memory.c trigger-pressure.c trigger-swap.c
  *	episode.c		pressure episodes (the pressure and swap triggers')
  *	act.c			whether, on whom, how: the actions the loop drives
- *	hook.c			ExecPreKill=, ExecPostKill=: children with pidfds
+ *	storm.c hook.c		the storm limit's budgets; ExecPreKill=, ExecPostKill=
  *	victim.c		victim choice: the candidates and their figures
  *	counterpart.c		v1 counterparts; processes' uids and memory
  *	guard.c config.c	the rules: guard rails and the parser
@@ -156,6 +156,7 @@ struct config {
 	uint64_t poll_ms;	/* v1 pids.events, pids.current: no notification, polled */
 	bool realtime;		/* SCHED_RR 1 (else nice -10), at start */
 	unsigned max_watches_per_owner;	/* MaxWatchesPerOwner=: 0 default, UINT_MAX none */
+	unsigned max_actions;	/* MaxActions=: actions in flight at once; more wait */
 	struct rule *rules;
 	size_t nrules;
 	/* parser state */
@@ -212,6 +213,7 @@ struct src {
 	src_fn *event;
 	int fd;
 	struct cg *cg;		/* the watched cgroup it serves, or NULL */
+	void *data;		/* else what it serves (an action, a hook) */
 	bool close_later;	/* a PSI trigger: closed by the closer threads (sys.c) */
 };
 
@@ -383,13 +385,48 @@ extern const char *const episode_src_name[PSRC_N];
 /* A trigger fired on c: what and its values, as "key": value JSON members
  * and as a log text. */
 void act(struct cg *c, const char *trigger, const char *json_values, const char *text);
+/* c is gone: its actions go on without it (queued ones are dropped). */
+void act_forget(const struct cg *c);
+/* After each batch of the loop: the actions that ended, freed. */
+void act_reap(void);
+/* SIGTERM: every action under way ended now (hooks killed, kills
+ * abandoned through cgk_kill_op_finish()), the queued ones dropped, and
+ * said. */
+void act_stop(void);
+/* SIGUSR1: the actions under way and queued. */
+void act_dump(void);
+
+/* ---- storm.c ---- */
+/* Storm limit: may rule act now (max_per_minute, 0: no limit) on a
+ * cgroup whose action is charged to uid? Records the action at t if so;
+ * if not, *until is when it may again. */
+bool storm_ok(const char *rule, unsigned max_per_minute, uid_t uid, uint64_t t, uint64_t *until);
+/* The action recorded at t was not done (the guard refused its cgroup):
+ * it spends no budget. */
+void storm_refund(const char *rule, uid_t uid, uint64_t t);
+/* The owner an action on the cgroup at fd is charged to: its owner, or
+ * for a root-owned one whoever holds its processes; -1 if none. */
+uid_t charged_uid(int fd);
 
 /* ---- hook.c ---- */
-/* Hooks: run argv with env (NULL-terminated "K=V"), wait at most
- * timeout_ms, killing it then. Returns its exit status, 256+signal if
- * killed by one, or -errno (-ETIMEDOUT when it was killed at its timeout). */
+/* A hook under way: argv run with env (NULL-terminated "K=V") in a child
+ * watched through its pidfd, killed at timeout_ms. done is called when it
+ * ended with its exit status, 256+signal if killed by one, or -errno
+ * (-ETIMEDOUT when it was killed at its timeout). */
 #define HOOK_VETO 100	/* ExecPreKill= exit status that vetoes the action */
-int hook_run(char *const argv[], char *const env[], uint64_t timeout_ms);
+struct hook {
+	struct src pidfd, timer;
+	pid_t pid;		/* 0: none under way */
+	int errfd;		/* the exec's errno, if it failed */
+	bool killed;		/* at its timeout */
+	const char *name;	/* argv[0], for the log */
+	void (*done)(struct hook *h, int status);
+};
+/* 0 (done will be called), or -errno if it could not start. */
+int hook_start(struct hook *h, char *const argv[], char *const env[], uint64_t timeout_ms,
+	       void (*done)(struct hook *h, int status));
+/* Now: killed, reaped (for 2 s at most: else later); done is not called. */
+void hook_stop(struct hook *h);
 /* The open file limit the daemon started with, restored in hooks. */
 extern unsigned long long hook_nofile_soft;
 

@@ -73,7 +73,7 @@ const char *action_name(enum action a)
 
 void conf_init(struct config *cfg)
 {
-	*cfg = (struct config){ .poll_ms = 20, .realtime = true };
+	*cfg = (struct config){ .poll_ms = 20, .realtime = true, .max_actions = 64 };
 }
 
 static void strv_free(char **v)
@@ -262,6 +262,9 @@ static void daemon_key(struct ctx *x, const char *key, const char *v)
 			cfg->max_watches_per_owner = UINT_MAX;
 		else if (parse_uint(v, 1, 10000000, &cfg->max_watches_per_owner) < 0)
 			ERR("MaxWatchesPerOwner=%s: a number from 1 to 10000000, or infinity", v);
+	} else if (!strcmp(key, "MaxActions")) {
+		if (parse_uint(v, 1, 4096, &cfg->max_actions) < 0)
+			ERR("MaxActions=%s: a number from 1 to 4096", v);
 	} else {
 		ERR("unknown key %s in [Daemon]", key);
 	}

@@ -193,6 +193,7 @@ static void signal_event(struct src *s)
 			D.reloaded = true;
 		} else if (si.ssi_signo == SIGUSR1) {
 			watch_dump();
+			act_dump();
 		} else {
 			log_msg(LOG_PRI_INFO, "stopping (signal %u)", si.ssi_signo);
 			notify("STOPPING=1");
@@ -334,6 +335,7 @@ static void daemonize(void)
 /* Everything closed and freed, so that a leak checker sees only leaks. */
 static void shutdown_all(void)
 {
+	act_stop();
 	watch_stop();
 	watch_reap();
 	conf_free(&D.cfg);
@@ -539,6 +541,7 @@ static int loop(void)
 				s->event(s);
 		}
 		watch_reap();
+		act_reap();
 	}
 	shutdown_all();
 	return 0;

@@ -909,6 +909,7 @@ static void remove_cg(struct cg *c)
 	uncharge(c->owner);
 	D.ncgs--;
 	victim_forget(c);
+	act_forget(c);
 	c->dead = true;
 	c->armed = false;
 	c->next = dead;
