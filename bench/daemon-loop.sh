@@ -201,7 +201,10 @@ if [[ " $parts " == *" many "* ]]; then
 		t0=${EPOCHREALTIME/./}
 		for r in "${rels[@]}"; do start_in "$r" "$FORKBOMB"; done
 		wait "$obs"
-		[ "$(grep -c . "$work/many.$k")" -eq "$NBOMBS" ] || diag "round $k: $(grep -c . "$work/many.$k") of $NBOMBS seen emptied"
+		seen=$(grep -c . "$work/many.$k")
+		killed=$(grep -cE "^<4>rule bombs: .*/bombs/r$k-[0-9]+: pids-max.*kill with KILL: done" "$kd_log")
+		echo "Round $k: $seen of $NBOMBS seen emptied by the observer; the daemon's log has $killed kill(s) done."
+		[ "$seen" -eq "$NBOMBS" ] || diag "round $k: $seen of $NBOMBS seen emptied"
 		last=$(sort -k2 -n "$work/many.$k" | tail -1 | awk '{ print $2 }')
 		all+=("$(awk -v a="$last" -v b="$t0" 'BEGIN { printf "%.1f", (a - b) / 1000 }')")
 		while read -r d te; do
