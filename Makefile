@@ -79,6 +79,8 @@ CGKILL_LDFLAGS ?= -static-pie
 CLI_SRC := $(sort $(wildcard cli/*.c))
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
 $(CLI_OBJ): cli/cli.h
+# the public interface only: include/, not lib/ (tests/test-layers.sh)
+$(CLI_OBJ): CPPFLAGS := $(filter-out -Ilib,$(CPPFLAGS))
 $(B)/cgkill: $(CLI_OBJ) $(B)/libcgkill.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(CGKILL_LDFLAGS) -o $@ $^
 

@@ -1,345 +1,89 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A trigger fired: whether to act (post-action delay, storm limit), on
- * whom (the watched cgroup, or the candidates victim.c ranks, in order
- * until one is not refused), how (dry run, kill, freeze, log; hooks before
- * and after, the first may veto) and the one event that says what
- * happened. Every action goes through the library: a kill is
- * cgk_kill_fd() with the rule's signal, escalations, wait and reap; a
- * freeze and a log are preceded by a dry-run cgk_kill_fd(), whose guard
- * rails (root, self, PID 1, protected) refuse the cgroup before anything
- * is written. Nothing is exec'd but the rule's hooks (hook.c).
+ * A trigger fired: whether to act (post-action delay, an action on the
+ * cgroup already under way, storm limit), on whom (the watched cgroup, or
+ * the candidates victim.c ranks, in order until one is not refused), how
+ * (dry run, kill, freeze, log; hooks before and after, the first may
+ * veto) and the one event that says what happened. Every action goes
+ * through the library: a kill is cgk_kill_start_fd() with the rule's
+ * signal, escalations, wait and reap; a freeze and a log are preceded by
+ * a dry run, whose guard rails (root, self, PID 1, protected) refuse the
+ * cgroup before anything is written. Nothing is exec'd but the rule's
+ * hooks (hook.c).
+ *
+ * Nothing here waits: an action is a state machine the loop drives (the
+ * pre hook's pidfd and timer, the kill op's fd, the post hook's), so that
+ * a slow action (a 30 s escalation, a 10 min Wait=, a hook that hangs)
+ * holds no other. Each watched cgroup has one action at most: an event on
+ * one whose action is under way (or queued) is ignored, as in its
+ * post-action delay. At most MaxActions= run at once; more wait in a
+ * queue, in order.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
-#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <sys/epoll.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cgkilld.h"
 
-/* The storm limit, counted per owner: a budget of MaxActionsPerMinute
- * actions a minute for each rule and owner, so that one owner's storm
- * never spends another's. The owner is the one an action is charged to
- * (charged_uid(): that of the cgroup acted on, or for a root-owned one
- * the owner of the processes in it): a user's cgroups, and the root-owned
- * ones that hold that user's processes or delegated cgroups, share their
- * user's budget; root's processes share root's (the net under a rule that
- * misfires on the system's services holds as before). A budget is kept
- * while it holds an action of the last minute, under the rule's name
- * (carried over a reload). */
-struct storm {
-	char *rule;
-	uid_t uid;
-	uint64_t t[STORM_SLOTS];	/* times (ms) of its last actions */
-	unsigned n;
-	struct storm *next;
+/* What fired: copies, as the trigger's buffers are gone when it ends. */
+struct what {
+	char *trigger, *json_values, *text;
+	char *candidates;	/* JSON array, or NULL */
+	struct timespec wall;
+	bool dry;
 };
 
-static struct storm *storms;
-
-#define STORM_MS 60000
-
-/* Forget the budgets with no action in the last minute. */
-static void storm_expire(uint64_t t)
-{
-	for (struct storm **p = &storms, *b; (b = *p);) {
-		bool recent = false;
-
-		for (unsigned i = 0; i < b->n; i++)
-			recent |= b->t[i] + STORM_MS > t;
-		if (recent) {
-			p = &b->next;
-			continue;
-		}
-		*p = b->next;
-		free(b->rule);
-		free(b);
-	}
-}
-
-/* The budget of rule r for uid (created if none); NULL without memory. */
-static struct storm *storm_of(const struct rule *r, uid_t uid)
-{
-	struct storm *b;
-
-	for (b = storms; b; b = b->next)
-		if (b->uid == uid && !strcmp(b->rule, r->name))
-			return b;
-	b = calloc(1, sizeof(*b));
-	if (!b || !(b->rule = strdup(r->name))) {
-		free(b);
-		return NULL;
-	}
-	b->uid = uid;
-	b->next = storms;
-	storms = b;
-	return b;
-}
-
-/* Storm limit: may rule r act now on a cgroup whose action is charged to
- * uid? Records the action if so (*slot: where, for storm_refund(); NULL
- * if not recorded); if not, *until is when it may again. */
-static bool storm_ok(const struct rule *r, uid_t uid, uint64_t t, uint64_t *until, uint64_t **slot)
-{
-	unsigned n = 0, i = 0;
-	uint64_t oldest = UINT64_MAX;
-	struct storm *b;
-
-	*slot = NULL;
-	if (!r->max_per_minute)
-		return true;
-	storm_expire(t);
-	b = storm_of(r, uid);
-	if (!b)
-		return true;	/* no memory: the action matters more */
-	for (unsigned k = 0; k < b->n; k++)
-		if (b->t[k] + STORM_MS > t) {
-			n++;
-			if (b->t[k] < oldest)
-				oldest = b->t[k];
-		}
-	if (n >= r->max_per_minute) {
-		*until = oldest + STORM_MS;
-		return false;
-	}
-	if (b->n < STORM_SLOTS) {
-		i = b->n++;
-	} else {
-		/* replace the oldest */
-		for (unsigned k = 1; k < STORM_SLOTS; k++)
-			if (b->t[k] < b->t[i])
-				i = k;
-	}
-	b->t[i] = t;
-	*slot = &b->t[i];
-	return true;
-}
-
-/* An action recorded at slot was not done (the guard refused its cgroup):
- * it spends no budget. Before the next storm_ok(), which may free it. */
-static void storm_refund(uint64_t *slot)
-{
-	if (slot)
-		*slot = 0;
-}
-
-/* ---- whom an action is charged to (the storm limit's owner) ----
- *
- * The owner of the cgroup acted on when it is not root's. A root-owned
- * one (systemd's user-UID.slice, an admin's per-job cgroup) is charged to
- * whoever holds its processes: the owner of the delegated cgroups (not
- * root's, below its root-owned part) that hold processes, if they are all
- * one owner's; else the owner of most processes, a delegated subtree's
- * counting for its delegated owner whatever their uids (a delegatee's
- * setuid-root or subordinate uids stay its own), a root-owned cgroup's
- * for their real uid (root placed them there). Root only when its
- * processes are the most; uid -1 (nobody's) when none is found. Bounded:
- * OWNER_DIRS cgroups of the root-owned part (delegated roots included),
- * SUBTREE_DIRS cgroups and OWNER_PROCS processes counted in each
- * delegated subtree (a subtree larger than that counts as OWNER_PROCS:
- * hiding processes deep charges the one who hid them), the real uid of
- * OWNER_SAMPLE processes of the root-owned cgroups. Accounting only:
- * a pid reused while it is read costs one count. */
-#define OWNER_DIRS 128
-#define SUBTREE_DIRS 64
-#define OWNER_PROCS 4096
-#define OWNER_SAMPLE 256
-#define OWNER_UIDS 64
-
-struct tally {
-	uid_t uid[OWNER_UIDS];
-	unsigned n[OWNER_UIDS];
-	unsigned len;
-	unsigned dirs, sampled;	/* of the root-owned part */
-	unsigned delegated;	/* delegated owners holding processes (0, 1, 2: more) */
-	uid_t delegatee;	/* the first of them */
+/* The hooks' environment: the daemon's facts, "K=V", NULL-terminated. */
+struct env {
+	char *v[24];
+	size_t n;
 };
 
-static void tally_add(struct tally *t, uid_t uid, unsigned n)
-{
-	unsigned i = 0;
+enum phase { PH_IDLE, PH_PRE, PH_KILL, PH_POST };
 
-	while (i < t->len && t->uid[i] != uid)
-		i++;
-	if (i == OWNER_UIDS)
-		return;
-	if (i == t->len) {
-		t->uid[t->len++] = uid;
-		t->n[i] = 0;
-	}
-	t->n[i] += n;
-}
+struct job {
+	struct rule r;		/* a copy: a reload frees the rules */
+	struct cg *c;		/* the watched cgroup, NULL once it is gone */
+	char *rel, *watched;	/* its name (relative, and D.v2's path) */
+	struct what w;
+	uint64_t t;		/* when it began (the post-action delay, the storm limit) */
+	bool self;		/* Victim=self: the watched cgroup alone */
 
-/* The directory fd of the cgroup name in dfd, or -1. */
-static int cg_open(int dfd, const char *name)
-{
-	return openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-}
+	/* the candidates, as ranked: names, places, directories (-errno) */
+	char **rels;
+	int *groups, *fds, n, i;
+	bool charged, held, acted, group_charged;
+	bool storm_recorded;	/* the storm limit counted the current place ... */
+	uid_t storm_uid;	/* ... for this owner */
 
-/* Calls visit(dfd, child's fd, child's stat, arg) for each child cgroup of
- * dfd; stops early (and says so) when visit returns false. */
-static bool each_child(int dfd, bool (*visit)(int cfd, const struct stat *st, void *arg), void *arg)
-{
-	int dup = cg_open(dfd, ".");
-	DIR *d = dup < 0 ? NULL : fdopendir(dup);
-	bool go = true;
-	struct dirent *e;
+	/* the candidate under way (i) */
+	char path[4096];
+	enum phase phase;
+	bool refused, reap;
+	unsigned flags;
+	int pre, post, ret;
+	struct env e;
+	struct hook hook;
+	cgk_kill_op *op;
+	cgk_options *opts;	/* the op reads them until it is finished */
+	struct src opsrc;
+	cgk_report *rep;
+	char how[4300];
 
-	if (!d) {
-		if (dup >= 0)
-			close(dup);
-		return true;
-	}
-	while (go && (e = readdir(d))) {
-		struct stat st;
-		int cfd;
-
-		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		cfd = cg_open(dirfd(d), e->d_name);
-		if (cfd < 0)
-			continue;
-		if (fstat(cfd, &st) == 0)
-			go = visit(cfd, &st, arg);
-		close(cfd);
-	}
-	closedir(d);
-	return go;
-}
-
-/* Reads the cgroup.procs of dfd by chunks: calls line(pid, arg) per pid
- * until it returns false. */
-static void each_pid(int dfd, bool (*line)(long pid, void *arg), void *arg)
-{
-	int fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	char buf[4096];
-	size_t have = 0;
-	ssize_t n;
-
-	if (fd < 0)
-		return;
-	while ((n = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
-		char *p = buf, *nl;
-
-		have += (size_t)n;
-		buf[have] = '\0';
-		while ((nl = strchr(p, '\n'))) {
-			if (!line(strtol(p, NULL, 10), arg)) {
-				close(fd);
-				return;
-			}
-			p = nl + 1;
-		}
-		have -= (size_t)(p - buf);
-		memmove(buf, p, have);
-	}
-	close(fd);
-}
-
-struct subtree {
-	unsigned dirs, procs;
+	struct job *next;
 };
 
-static bool count_pid(long pid, void *arg)
-{
-	struct subtree *s = arg;
-
-	(void)pid;
-	return ++s->procs < OWNER_PROCS;
-}
-
-static bool count_below(int cfd, const struct stat *st, void *arg);
-
-/* Counts the processes of the subtree at dfd into s, up to the bounds;
- * false once a bound is reached. */
-static bool count_subtree(int dfd, struct subtree *s)
-{
-	if (++s->dirs > SUBTREE_DIRS)
-		return false;
-	each_pid(dfd, count_pid, s);
-	return s->procs < OWNER_PROCS && each_child(dfd, count_below, s);
-}
-
-static bool count_below(int cfd, const struct stat *st, void *arg)
-{
-	(void)st;
-	return count_subtree(cfd, arg);
-}
-
-static bool sample_pid(long pid, void *arg)
-{
-	struct tally *t = arg;
-	uid_t u[3], uid = proc_uids((pid_t)pid, u) == 0 ? u[0] : (uid_t)-1;
-
-	if (uid != (uid_t)-1)
-		tally_add(t, uid, 1);
-	return ++t->sampled < OWNER_SAMPLE;
-}
-
-static bool root_part_child(int cfd, const struct stat *st, void *arg);
-
-/* The root-owned part at dfd: its processes by real uid, its delegated
- * subtrees by their owner. */
-static bool root_part(int dfd, struct tally *t)
-{
-	if (++t->dirs > OWNER_DIRS)
-		return false;
-	if (t->sampled < OWNER_SAMPLE)
-		each_pid(dfd, sample_pid, t);
-	return each_child(dfd, root_part_child, t);
-}
-
-static bool root_part_child(int cfd, const struct stat *st, void *arg)
-{
-	struct tally *t = arg;
-	struct subtree s = { 0 };
-
-	if (st->st_uid == 0)
-		return root_part(cfd, t);
-	if (cg_populated(cfd) <= 0)
-		return true;
-	if (++t->dirs > OWNER_DIRS)
-		return false;
-	if (!t->delegated) {
-		t->delegated = 1;
-		t->delegatee = st->st_uid;
-	} else if (t->delegatee != st->st_uid) {
-		t->delegated = 2;
-	}
-	tally_add(t, st->st_uid, count_subtree(cfd, &s) ? s.procs : OWNER_PROCS);
-	return true;
-}
-
-/* The owner charged for an action on the cgroup at fd (see above). */
-static uid_t charged_uid(int fd)
-{
-	struct tally t = { .len = 0 };
-	struct stat st;
-	unsigned best = 0;
-	uid_t uid = (uid_t)-1;
-
-	if (fstat(fd, &st) < 0)
-		return (uid_t)-1;
-	if (st.st_uid != 0)
-		return st.st_uid;
-	root_part(fd, &t);
-	if (t.delegated == 1)
-		return t.delegatee;
-	/* most processes; a tie goes to the first non-root uid */
-	for (unsigned i = 0; i < t.len; i++)
-		if (t.n[i] > best || (t.n[i] == best && uid == 0)) {
-			best = t.n[i];
-			uid = t.uid[i];
-		}
-	return uid;
-}
+/* under way (at most MaxActions=), waiting, ended (freed after the
+ * loop's batch: events of it may be in it) */
+static struct job *running, *queue, **queue_tail = &queue, *ended;
+static unsigned nrunning, nqueued;
 
 static int freeze(int dirfd, const char *path, char *how, size_t size)
 {
@@ -354,28 +98,6 @@ static int freeze(int dirfd, const char *path, char *how, size_t size)
 	snprintf(how, size, "thaw with: echo 0 > %s/cgroup.freeze", path);
 	return r;
 }
-
-static volatile sig_atomic_t cancel;
-
-/* The library calls this about every 250 ms while it waits for the tree
- * to empty: the service manager's watchdog must not fire meanwhile, and a
- * stop (SIGTERM, SIGINT: blocked, read through the signalfd later) ends
- * the wait instead of waiting for its deadline. */
-static void progress(const char *path, unsigned left, uint64_t waited_ms, void *userdata)
-{
-	sigset_t pending;
-
-	(void)path, (void)left, (void)waited_ms, (void)userdata;
-	watchdog_ping(false);
-	if (sigpending(&pending) == 0 && (sigismember(&pending, SIGTERM) || sigismember(&pending, SIGINT)))
-		cancel = 1;
-}
-
-/* The hooks' environment: the daemon's facts, "K=V", NULL-terminated. */
-struct env {
-	char *v[24];
-	size_t n;
-};
 
 __attribute__((format(printf, 2, 3))) static void env_add(struct env *e, const char *fmt, ...)
 {
@@ -444,18 +166,12 @@ static void record_kill(int dirfd, const char *path, const cgk_report *rep)
 	}
 }
 
-struct what {
-	const char *trigger, *json_values, *text;
-	const char *candidates;	/* JSON array, or NULL */
-	struct timespec wall;
-	bool dry;
-};
-
 /* The one JSON event of an action (EventLog=). */
-static void event(struct cg *c, const struct what *w, const char *path, int ret, const char *msg,
-		  const cgk_report *rep, int pre, int post, bool reap)
+static void event(const struct job *a, int ret, const char *msg, const cgk_report *rep, int pre, int post,
+		  bool reap)
 {
-	struct rule *r = c->rule;
+	const struct rule *r = &a->r;
+	const struct what *w = &a->w;
 	char *doc = NULL, *line = NULL;
 	size_t doclen = 0, linelen = 0;
 	FILE *f;
@@ -478,14 +194,9 @@ static void event(struct cg *c, const struct what *w, const char *path, int ret,
 		fprintf(f, "{\"time\": %lld.%06ld, \"rule\": ", (long long)w->wall.tv_sec, w->wall.tv_nsec / 1000);
 		json_str(f, r->name);
 		fprintf(f, ", \"trigger\": {%s}, \"cgroup\": ", w->json_values);
-		json_str(f, path);
+		json_str(f, a->path);
 		fputs(", \"watched\": ", f);
-		{
-			char watched[4096];
-
-			snprintf(watched, sizeof(watched), "%s/%s", D.v2, c->rel);
-			json_str(f, watched);
-		}
+		json_str(f, a->watched);
 		fprintf(f, ", \"victim\": \"%s\", \"candidates\": %s", victim_name(r->victim),
 			w->candidates ? w->candidates : "null");
 		fprintf(f, ", \"action\": \"%s\", \"dry_run\": %s, \"reap\": %s, \"error\": %d, \"message\": ",
@@ -521,25 +232,17 @@ static void event(struct cg *c, const struct what *w, const char *path, int ret,
 	free(doc);
 }
 
-static void hook_env(struct env *e, struct cg *c, const struct what *w, const char *path)
+static void hook_env(struct env *e, const struct job *a)
 {
 	env_add(e, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
-	env_add(e, "CGKILLD_RULE=%s", c->rule->name);
-	env_add(e, "CGKILLD_CGROUP=%s", path);
-	env_add(e, "CGKILLD_WATCHED=%s/%s", D.v2, c->rel);
-	env_add(e, "CGKILLD_TRIGGER=%s", w->trigger);
-	env_add(e, "CGKILLD_TRIGGER_TEXT=%s", w->text);
-	env_add(e, "CGKILLD_TRIGGER_JSON={%s}", w->json_values);
-	env_add(e, "CGKILLD_ACTION=%s", action_name(c->rule->action));
-	env_add(e, "CGKILLD_DRY_RUN=%d", w->dry);
-}
-
-/* Is "/" rel the cgroup "/a/b" or one above it? */
-static bool holds(const char *rel, const char *cg)
-{
-	size_t n = strlen(rel);
-
-	return cg && cg[0] == '/' && !strncmp(cg + 1, rel, n) && (cg[n + 1] == '\0' || cg[n + 1] == '/');
+	env_add(e, "CGKILLD_RULE=%s", a->r.name);
+	env_add(e, "CGKILLD_CGROUP=%s", a->path);
+	env_add(e, "CGKILLD_WATCHED=%s", a->watched);
+	env_add(e, "CGKILLD_TRIGGER=%s", a->w.trigger);
+	env_add(e, "CGKILLD_TRIGGER_TEXT=%s", a->w.text);
+	env_add(e, "CGKILLD_TRIGGER_JSON={%s}", a->w.json_values);
+	env_add(e, "CGKILLD_ACTION=%s", action_name(a->r.action));
+	env_add(e, "CGKILLD_DRY_RUN=%d", a->w.dry);
 }
 
 /* The library's options for the rule's action. */
@@ -557,13 +260,12 @@ static cgk_options *rule_options(const struct rule *r, unsigned flags)
 		cgk_options_add_escalation(o, r->esc[i].after_ms, r->esc[i].sig);
 	if (D.cfg.protected_file)
 		cgk_options_set_protected_file(o, D.cfg.protected_file);
-	cgk_options_set_progress(o, progress, NULL);
-	cgk_options_set_cancel(o, &cancel);
 	return o;
 }
 
 /* Would the library's guard rails refuse the cgroup? Asked before a
- * hook is told about it: a dry run, which changes nothing. */
+ * hook is told about it: a dry run, which changes nothing (and does not
+ * wait). */
 static bool guard_refuses(const struct rule *r, int dirfd, const char *path)
 {
 	cgk_options *o = rule_options(r, CGK_DRY_RUN);
@@ -579,262 +281,647 @@ static bool guard_refuses(const struct rule *r, int dirfd, const char *path)
 	return refused;
 }
 
-/* Act on one cgroup: dirfd, opened when it was chosen, so that a cgroup
- * made later under the same name is never the one acted on; path (its
- * name then) for the log and the hooks. *refused: a guard rail of the
- * library refused it, nothing was done, the next candidate may be
- * tried. */
-static void act_on(struct cg *c, const struct what *w, int dirfd, const char *path, bool *refused)
+/* ---- one candidate: pre hook, kill (or freeze, or log), post hook ----
+ * Each step returns true while the candidate is under way (the loop will
+ * call back), false once it ended (its event written). */
+
+static void candidate_done(struct job *a);
+
+static void kill_log(struct job *a)
 {
-	struct rule *r = c->rule;
-	char how[4300] = "", msg[512];
-	cgk_options *o;
-	cgk_report *rep = NULL;
-	bool reap = !w->dry && (r->reap == 1 || (r->reap == -1 && (r->triggers & TRIG_MEMORY))) &&
-		    rule_sends_sigkill(r);
-	int ret = 0, pre = 0, post = 0;
-	unsigned flags;
-	struct env e = { .n = 0 };
+	const struct rule *r = &a->r;
+	const cgk_report *rep = a->rep;
+	int ret = a->ret;
+	unsigned flags = a->flags;
+	char buf[16];
+	const char *sig = cgk_signal_name(r->sig, buf, sizeof(buf)) ?: "?";
 
-	*refused = false;
-	if (r->exec_pre && guard_refuses(r, dirfd, path)) {
-		*refused = true;
-		return;
-	}
-	hook_env(&e, c, w, path);
-	if (r->exec_pre) {
-		pre = hook_run(r->exec_pre, e.v, r->exec_timeout_ms);
-		if (pre == HOOK_VETO) {
-			log_msg(LOG_PRI_WARNING, "rule %s: %s: %s; ExecPreKill= %s vetoed the %s", r->name,
-				path, w->text, r->exec_pre[0], action_name(r->action));
-			event(c, w, path, -ECANCELED, "vetoed by ExecPreKill=", NULL, pre, 0, false);
-			env_free(&e);
-			return;
-		}
-		if (pre != 0)
-			log_msg(LOG_PRI_WARNING, "rule %s: %s: ExecPreKill= %s: %s; the %s goes on", r->name,
-				path, r->exec_pre[0], hook_text(pre, msg, sizeof(msg)), action_name(r->action));
-	}
-
-	flags = CGK_BOOST;
-	if (w->dry || r->action != ACT_KILL)
-		flags |= CGK_DRY_RUN;
-	if (reap)
-		flags |= CGK_REAP;
-	o = rule_options(r, flags);
-	if (!o) {
-		log_msg(LOG_PRI_ERR, "rule %s: %s: out of memory", r->name, path);
-		env_free(&e);
-		return;
-	}
-	cancel = 0;
-	ret = cgk_kill_fd(dirfd, o, &rep);
-	cgk_options_free(o);
-	*refused = ret < 0 && rep && cgk_report_refused(rep) != CGK_GUARD_NONE;
-	if (ret == 0 && !w->dry && r->action == ACT_FREEZE) {
-		ret = freeze(dirfd, path, how, sizeof(how));
-		if (ret < 0)
-			snprintf(how, sizeof(how), "cannot freeze: %s", strerror(-ret));
-	}
-	if (ret == 0 && !w->dry && r->action == ACT_KILL && r->record_kills)
-		record_kill(dirfd, path, rep);
-
-	/* the log line */
-	{
-		char buf[16];
-		const char *sig = cgk_signal_name(r->sig, buf, sizeof(buf)) ?: "?";
-
-		log_msg(ret < 0 ? LOG_PRI_ERR : LOG_PRI_WARNING,
-			"rule %s: %s: %s; %s%s%s%s: %s%s (%u process(es) %s, %u cgroup(s), backend %s, signal %llums, empty %llums)",
-			r->name, path, w->text, w->dry ? "dry run, would " : "", action_name(r->action),
-			r->action == ACT_KILL ? " with " : "", r->action == ACT_KILL ? sig : "",
-			ret < 0 ? "failed: " : "done",
-			ret < 0 && rep ? cgk_report_message(rep) : (ret < 0 ? strerror(-ret) : ""),
-			rep ? (flags & CGK_DRY_RUN ? (unsigned)cgk_report_n_processes(rep, CGK_LIST_LISTED)
-						   : cgk_report_signalled(rep))
-			    : 0,
-			flags & CGK_DRY_RUN ? "listed"
-			: rep && cgk_report_backend(rep) == CGK_BACKEND_KERNEL ? "signalled by the kernel, not counted"
-									      : "signalled",
-			rep ? cgk_report_cgroups(rep) : 0,
-			rep && cgk_report_n_signals(rep) ? cgk_backend_name(cgk_report_backend(rep)) ?: "?" : "none",
-			rep ? (unsigned long long)cgk_report_signal_ms(rep) : 0ULL,
-			rep ? (unsigned long long)cgk_report_empty_ms(rep) : 0ULL);
-		if (*how)
-			log_msg(LOG_PRI_WARNING, "rule %s: %s: %s", r->name, path, how);
-		if (reap && rep)
-			log_msg(LOG_PRI_INFO, "rule %s: %s: memory of %u process(es) released at once%s%s",
-				r->name, path, cgk_report_reaped(rep),
-				cgk_report_reap_errno(rep) ? "; the reap stopped: " : "",
-				cgk_report_reap_errno(rep) ? strerror(cgk_report_reap_errno(rep)) : "");
-	}
-
-	if (r->exec_post && !*refused) {
-		env_add(&e, "CGKILLD_ERROR=%d", ret);
-		if (rep && cgk_report_n_signals(rep))
-			env_add(&e, "CGKILLD_BACKEND=%s", cgk_backend_name(cgk_report_backend(rep)) ?: "?");
-		/* not counted by the kernel's cgroup.kill */
-		if (rep && cgk_report_backend(rep) != CGK_BACKEND_KERNEL)
-			env_add(&e, "CGKILLD_SIGNALLED=%u", cgk_report_signalled(rep));
-		if (reap && rep)
-			env_add(&e, "CGKILLD_REAPED=%u", cgk_report_reaped(rep));
-		env_add(&e, "CGKILLD_MESSAGE=%s", ret < 0 ? (rep ? cgk_report_message(rep) : strerror(-ret)) : how);
-		post = hook_run(r->exec_post, e.v, r->exec_timeout_ms);
-		if (post != 0)
-			log_msg(LOG_PRI_WARNING, "rule %s: %s: ExecPostKill= %s: %s", r->name, path,
-				r->exec_post[0], hook_text(post, msg, sizeof(msg)));
-	}
-	event(c, w, path, ret, ret < 0 ? (rep ? cgk_report_message(rep) : strerror(-ret)) : how, rep, pre,
-	      post, reap);
-	env_free(&e);
-	cgk_report_free(rep);
+	log_msg(ret < 0 ? LOG_PRI_ERR : LOG_PRI_WARNING,
+		"rule %s: %s: %s; %s%s%s%s: %s%s (%u process(es) %s, %u cgroup(s), backend %s, signal %llums, empty %llums)",
+		r->name, a->path, a->w.text, a->w.dry ? "dry run, would " : "", action_name(r->action),
+		r->action == ACT_KILL ? " with " : "", r->action == ACT_KILL ? sig : "",
+		ret < 0 ? "failed: " : "done",
+		ret < 0 && rep ? cgk_report_message(rep) : (ret < 0 ? strerror(-ret) : ""),
+		rep ? (flags & CGK_DRY_RUN ? (unsigned)cgk_report_n_processes(rep, CGK_LIST_LISTED)
+					   : cgk_report_signalled(rep))
+		    : 0,
+		flags & CGK_DRY_RUN ? "listed"
+		: rep && cgk_report_backend(rep) == CGK_BACKEND_KERNEL ? "signalled by the kernel, not counted"
+								      : "signalled",
+		rep ? cgk_report_cgroups(rep) : 0,
+		rep && cgk_report_n_signals(rep) ? cgk_backend_name(cgk_report_backend(rep)) ?: "?" : "none",
+		rep ? (unsigned long long)cgk_report_signal_ms(rep) : 0ULL,
+		rep ? (unsigned long long)cgk_report_empty_ms(rep) : 0ULL);
+	if (a->how[0])
+		log_msg(LOG_PRI_WARNING, "rule %s: %s: %s", r->name, a->path, a->how);
+	if (a->reap && rep)
+		log_msg(LOG_PRI_INFO, "rule %s: %s: memory of %u process(es) released at once%s%s", r->name, a->path,
+			cgk_report_reaped(rep), cgk_report_reap_errno(rep) ? "; the reap stopped: " : "",
+			cgk_report_reap_errno(rep) ? strerror(cgk_report_reap_errno(rep)) : "");
 }
 
-/* The storm limit for an action of c on the cgroup at fd (path): true if
- * it may be done (recorded at *slot); if not, says so once and holds c
- * until the budget it is charged to allows one again. */
-static bool storm_allows(struct cg *c, int fd, const char *path, const char *text, uint64_t t,
-			 uint64_t **slot)
+/* The candidate ends: its one event. */
+static bool target_end(struct job *a)
 {
-	struct rule *r = c->rule;
-	uint64_t until = 0;
-	uid_t uid;
+	const cgk_report *rep = a->rep;
+	int ret = a->ret;
 
-	*slot = NULL;
-	if (!r->max_per_minute)
-		return true;
-	uid = charged_uid(fd);
-	if (storm_ok(r, uid, t, &until, slot))
-		return true;
-	r->suppressed++;
-	c->holdoff_until = until;
-	log_msg(LOG_PRI_WARNING,
-		"rule %s: %s/%s: %s; not acted on: the storm limit of %u action(s) a minute for the cgroups of uid %d is reached (charged for %s; events from this cgroup ignored for %llums)",
-		r->name, D.v2, c->rel, text, r->max_per_minute, (int)uid, path, (unsigned long long)(until - t));
+	event(a, ret, ret < 0 ? (rep ? cgk_report_message(rep) : strerror(-ret)) : a->how, rep, a->pre, a->post,
+	      a->reap);
+	env_free(&a->e);
+	cgk_report_free(a->rep);
+	a->rep = NULL;
+	a->phase = PH_IDLE;
 	return false;
 }
 
-/* An action of c is under way (not held): counted, and c's post-action
- * delay starts. */
-static void acting(struct cg *c, uint64_t t)
+static bool post_result(struct job *a, int st)
 {
-	c->rule->actions++;
-	c->holdoff_until = t + c->rule->delay_ms;
+	char msg[512];
+
+	a->post = st;
+	if (st != 0)
+		log_msg(LOG_PRI_WARNING, "rule %s: %s: ExecPostKill= %s: %s", a->r.name, a->path, a->r.exec_post[0],
+			hook_text(st, msg, sizeof(msg)));
+	return target_end(a);
 }
 
-/* The ranked candidates rels (n, each of groups[i]): the victim is every
- * cgroup of the first place (an owner's, ranked as one, charged as one
- * action) that is not refused; all refused: the next. Each is held as it
- * was ranked: a cgroup removed and made again under its name while hooks
- * run is not the one ranked. */
-static void act_on_ranked(struct cg *c, struct what *w, char **rels, const int *groups, int n, uint64_t t)
+static void post_done(struct hook *h, int st)
 {
-	struct rule *r = c->rule;
-	int *fds = calloc((size_t)n, sizeof(*fds));
-	bool charged = false, held = false;
-	uint64_t *slot = NULL;
+	struct job *a = (struct job *)((char *)h - offsetof(struct job, hook));
 
-	for (int i = 0; fds && i < n; i++) {
-		char path[4096];
+	post_result(a, st);
+	candidate_done(a);
+}
 
-		snprintf(path, sizeof(path), "%s/%s", D.v2, rels[i]);
-		fds[i] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-		if (fds[i] < 0)
-			fds[i] = -errno;
+/* The kill (or its dry run) is over: freeze, record, log, post hook. */
+static bool kill_result(struct job *a, bool stopping)
+{
+	const struct rule *r = &a->r;
+	int dirfd = a->fds[a->i], ret;
+	const cgk_report *rep;
+
+	a->ret = ret = cgk_kill_op_finish(a->op, &a->rep);
+	a->op = NULL;
+	cgk_options_free(a->opts);
+	a->opts = NULL;
+	rep = a->rep;
+	a->refused = ret < 0 && rep && cgk_report_refused(rep) != CGK_GUARD_NONE;
+	if (ret == 0 && !a->w.dry && r->action == ACT_FREEZE) {
+		a->ret = ret = freeze(dirfd, a->path, a->how, sizeof(a->how));
+		if (ret < 0)
+			snprintf(a->how, sizeof(a->how), "cannot freeze: %s", strerror(-ret));
 	}
-	for (int i = 0, acted = 0, group_charged = 0; fds && i < n; i++) {
-		char path[4096];
-		bool refused = true;
+	if (ret == 0 && !a->w.dry && r->action == ACT_KILL && r->record_kills)
+		record_kill(dirfd, a->path, rep);
+	kill_log(a);
+	if (!r->exec_post || a->refused || stopping)
+		return target_end(a);
+	env_add(&a->e, "CGKILLD_ERROR=%d", ret);
+	if (rep && cgk_report_n_signals(rep))
+		env_add(&a->e, "CGKILLD_BACKEND=%s", cgk_backend_name(cgk_report_backend(rep)) ?: "?");
+	/* not counted by the kernel's cgroup.kill */
+	if (rep && cgk_report_backend(rep) != CGK_BACKEND_KERNEL)
+		env_add(&a->e, "CGKILLD_SIGNALLED=%u", cgk_report_signalled(rep));
+	if (a->reap && rep)
+		env_add(&a->e, "CGKILLD_REAPED=%u", cgk_report_reaped(rep));
+	env_add(&a->e, "CGKILLD_MESSAGE=%s", ret < 0 ? (rep ? cgk_report_message(rep) : strerror(-ret)) : a->how);
+	a->phase = PH_POST;
+	ret = hook_start(&a->hook, r->exec_post, a->e.v, r->exec_timeout_ms, post_done);
+	return ret < 0 ? post_result(a, ret) : true;
+}
 
-		snprintf(path, sizeof(path), "%s/%s", D.v2, rels[i]);
-		if (holds(rels[i], D.self_rel) || holds(rels[i], D.init_rel))
-			log_msg(LOG_PRI_NOTICE, "rule %s: %s holds cgkilld or PID 1: never a victim", r->name, path);
-		else if (fds[i] < 0)
-			log_msg(LOG_PRI_NOTICE, "rule %s: %s: %s", r->name, path, strerror(-fds[i]));
-		else if (!group_charged && !storm_allows(c, fds[i], path, w->text, t, &slot)) {
-			held = true;
+/* The kill op's fd: readable when its step is due. */
+static void op_event(struct src *s)
+{
+	struct job *a = s->data;
+
+	if (a->phase != PH_KILL || !a->op || cgk_kill_op_step(a->op) == -EAGAIN)
+		return;
+	epoll_ctl(D.epfd, EPOLL_CTL_DEL, a->opsrc.fd, NULL);
+	if (!kill_result(a, false))
+		candidate_done(a);
+}
+
+static bool kill_start(struct job *a)
+{
+	const struct rule *r = &a->r;
+	int ret;
+
+	a->flags = CGK_BOOST;
+	if (a->w.dry || r->action != ACT_KILL)
+		a->flags |= CGK_DRY_RUN;
+	if (a->reap)
+		a->flags |= CGK_REAP;
+	a->opts = rule_options(r, a->flags);
+	ret = a->opts ? cgk_kill_start_fd(a->fds[a->i], a->opts, &a->op) : -ENOMEM;
+	if (ret < 0) {
+		cgk_options_free(a->opts);
+		a->opts = NULL;
+		log_msg(LOG_PRI_ERR, "rule %s: %s: %s", r->name, a->path, strerror(-ret));
+		env_free(&a->e);
+		a->phase = PH_IDLE;
+		return false;
+	}
+	a->phase = PH_KILL;
+	/* what ends at once (a refusal, a dry run, no wait) ends here */
+	if (cgk_kill_op_step(a->op) != -EAGAIN)
+		return kill_result(a, false);
+	a->opsrc = (struct src){ .event = op_event, .fd = cgk_kill_op_fd(a->op), .data = a };
+	if (epoll_ctl(D.epfd, EPOLL_CTL_ADD, a->opsrc.fd, &(struct epoll_event){ .events = EPOLLIN, .data.ptr = &a->opsrc }) < 0) {
+		log_msg(LOG_PRI_ERR, "rule %s: %s: epoll: %s; the kill is abandoned", r->name, a->path, strerror(errno));
+		return kill_result(a, true);
+	}
+	return true;
+}
+
+static bool pre_result(struct job *a, int st)
+{
+	const struct rule *r = &a->r;
+	char msg[512];
+
+	a->pre = st;
+	if (st == HOOK_VETO) {
+		log_msg(LOG_PRI_WARNING, "rule %s: %s: %s; ExecPreKill= %s vetoed the %s", r->name, a->path, a->w.text,
+			r->exec_pre[0], action_name(r->action));
+		event(a, -ECANCELED, "vetoed by ExecPreKill=", NULL, st, 0, false);
+		env_free(&a->e);
+		a->phase = PH_IDLE;
+		return false;
+	}
+	if (st != 0)
+		log_msg(LOG_PRI_WARNING, "rule %s: %s: ExecPreKill= %s: %s; the %s goes on", r->name, a->path,
+			r->exec_pre[0], hook_text(st, msg, sizeof(msg)), action_name(r->action));
+	return kill_start(a);
+}
+
+static void pre_done(struct hook *h, int st)
+{
+	struct job *a = (struct job *)((char *)h - offsetof(struct job, hook));
+
+	if (!pre_result(a, st))
+		candidate_done(a);
+}
+
+/* Candidate i, held by its directory fd, opened when it was ranked, so
+ * that a cgroup made later under the same name is never the one acted
+ * on. a->refused: a guard rail of the library refused it, nothing was
+ * done, the next candidate may be tried. */
+static bool target_start(struct job *a)
+{
+	const struct rule *r = &a->r;
+	int ret;
+
+	a->refused = false;
+	a->pre = a->post = a->ret = 0;
+	a->how[0] = '\0';
+	a->reap = !a->w.dry && (r->reap == 1 || (r->reap == -1 && (r->triggers & TRIG_MEMORY))) &&
+		  rule_sends_sigkill(r);
+	if (r->exec_pre && guard_refuses(r, a->fds[a->i], a->path)) {
+		a->refused = true;
+		return false;
+	}
+	hook_env(&a->e, a);
+	if (!r->exec_pre)
+		return kill_start(a);
+	a->phase = PH_PRE;
+	ret = hook_start(&a->hook, r->exec_pre, a->e.v, r->exec_timeout_ms, pre_done);
+	return ret < 0 ? pre_result(a, ret) : true;
+}
+
+/* ---- the walk over the candidates ---- */
+
+/* An action of the watched cgroup is under way (not held): counted, and
+ * its post-action delay starts. */
+static void acting(struct job *a)
+{
+	if (!a->c)
+		return;
+	a->c->rule->actions++;
+	a->c->holdoff_until = a->t + a->r.delay_ms;
+}
+
+/* The storm limit for an action on the cgroup at fd (a->path): true if it
+ * may be done (recorded); if not, says so once and holds the watched
+ * cgroup until the budget it is charged to allows one again. */
+static bool storm_allows(struct job *a, int fd)
+{
+	const struct rule *r = &a->r;
+	uint64_t until = 0;
+	uid_t uid;
+
+	a->storm_recorded = false;
+	if (!r->max_per_minute)
+		return true;
+	uid = charged_uid(fd);
+	if (storm_ok(r->name, r->max_per_minute, uid, a->t, &until)) {
+		a->storm_recorded = true;
+		a->storm_uid = uid;
+		return true;
+	}
+	if (a->c) {
+		a->c->rule->suppressed++;
+		a->c->holdoff_until = until;
+	}
+	log_msg(LOG_PRI_WARNING,
+		"rule %s: %s: %s; not acted on: the storm limit of %u action(s) a minute for the cgroups of uid %d is reached (charged for %s; events from this cgroup ignored for %llums)",
+		r->name, a->watched, a->w.text, r->max_per_minute, (int)uid, a->path,
+		(unsigned long long)(until - a->t));
+	return false;
+}
+
+/* After candidate i: the victim is every cgroup of the first place (an
+ * owner's, ranked as one, charged as one action) that is not refused;
+ * all refused: the next. True if the walk ends here. */
+static bool after_candidate(struct job *a)
+{
+	int i = a->i;
+
+	a->acted |= !a->refused;
+	if (i + 1 < a->n && a->groups[i + 1] == a->groups[i])
+		return false;
+	if (a->acted)
+		return true;
+	if (a->group_charged && a->storm_recorded)
+		storm_refund(a->r.name, a->storm_uid, a->t);	/* nothing done: no budget spent */
+	a->group_charged = false;
+	if (i + 1 < a->n)
+		log_msg(LOG_PRI_NOTICE, "rule %s: %s refused; the next candidate", a->r.name, a->path);
+	return false;
+}
+
+static void action_end(struct job *a);
+
+/* From candidate a->i on, until one is under way or none is left. */
+static void walk(struct job *a)
+{
+	for (; a->i < a->n; a->i++) {
+		const char *rel = a->rels[a->i];
+
+		snprintf(a->path, sizeof(a->path), "%s/%s", D.v2, rel);
+		a->refused = true;
+		if (a->self) {
+			if (target_start(a))
+				return;
+			break;
+		}
+		if (cg_holds(rel, D.self_rel) || cg_holds(rel, D.init_rel)) {
+			log_msg(LOG_PRI_NOTICE, "rule %s: %s holds cgkilld or PID 1: never a victim", a->r.name, a->path);
+		} else if (a->fds[a->i] < 0) {
+			log_msg(LOG_PRI_NOTICE, "rule %s: %s: %s", a->r.name, a->path, strerror(-a->fds[a->i]));
+		} else if (!a->group_charged && !storm_allows(a, a->fds[a->i])) {
+			a->held = true;
 			break;	/* its owner's budget: not on to an innocent */
 		} else {
-			if (!charged)
-				acting(c, t);
-			charged = true;
-			group_charged = 1;
-			act_on(c, w, fds[i], path, &refused);
+			if (!a->charged)
+				acting(a);
+			a->charged = a->group_charged = true;
+			if (target_start(a))
+				return;
 		}
-		acted |= !refused;
-		if (i + 1 < n && groups[i + 1] == groups[i])
-			continue;
-		if (acted)
+		if (after_candidate(a))
 			break;
-		if (group_charged)
-			storm_refund(slot);
-		group_charged = 0;
-		if (i + 1 < n)
-			log_msg(LOG_PRI_NOTICE, "rule %s: %s refused; the next candidate", r->name, path);
 	}
-	if (!charged && !held)
-		acting(c, t);	/* none could be acted on: delayed all the same */
-	for (int i = 0; fds && i < n; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	if (!fds)
-		log_msg(LOG_PRI_ERR, "rule %s: out of memory", r->name);
-	free(fds);
+	action_end(a);
+}
+
+/* The loop called back: the candidate under way ended. */
+static void candidate_done(struct job *a)
+{
+	if (a->self || after_candidate(a)) {
+		action_end(a);
+		return;
+	}
+	a->i++;
+	walk(a);
+}
+
+/* ---- actions: begun, queued, ended ---- */
+
+static void what_free(struct what *w)
+{
+	free(w->trigger);
+	free(w->json_values);
+	free(w->text);
+	free(w->candidates);
+}
+
+static char **argv_dup(char **v)
+{
+	size_t n = 0;
+	char **d;
+
+	if (!v)
+		return NULL;
+	while (v[n])
+		n++;
+	d = calloc(n + 1, sizeof(*d));
+	for (size_t i = 0; d && i < n; i++)
+		if (!(d[i] = strdup(v[i]))) {
+			while (i--)
+				free(d[i]);
+			free(d);
+			return NULL;
+		}
+	return d;
+}
+
+static void argv_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void action_free(struct job *a)
+{
+	if (a->op)
+		cgk_kill_op_finish(a->op, NULL);
+	cgk_options_free(a->opts);
+	for (int i = 0; a->fds && i < a->n; i++)
+		if (a->fds[i] >= 0)
+			close(a->fds[i]);
+	free(a->fds);
+	victim_free(a->rels, a->n);
+	free(a->groups);
+	what_free(&a->w);
+	free(a->r.name);
+	argv_free(a->r.exec_pre);
+	argv_free(a->r.exec_post);
+	free(a->rel);
+	free(a->watched);
+	free(a);
+}
+
+/* A copy of what the action needs of c and the trigger; NULL without memory. */
+static struct job *action_new(struct cg *c, const char *trigger, const char *json_values, const char *text)
+{
+	struct job *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	a->r = *c->rule;
+	a->r.match = a->r.file = NULL;
+	a->r.comp = NULL;
+	a->r.prefer = a->r.avoid = a->r.omit = (struct globs){ 0 };
+	a->r.name = strdup(c->rule->name);
+	a->r.exec_pre = argv_dup(c->rule->exec_pre);
+	a->r.exec_post = argv_dup(c->rule->exec_post);
+	a->c = c;
+	a->rel = strdup(c->rel);
+	a->watched = cg_full_path(c->rel);
+	a->w.trigger = strdup(trigger);
+	a->w.json_values = strdup(json_values);
+	a->w.text = strdup(text);
+	if (!a->r.name || (c->rule->exec_pre && !a->r.exec_pre) || (c->rule->exec_post && !a->r.exec_post) ||
+	    !a->rel || !a->watched || !a->w.trigger || !a->w.json_values || !a->w.text) {
+		action_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+/* Victim=self: the watched cgroup, held by its directory. */
+static void begin_self(struct job *a)
+{
+	int fd = cg_dir_open(a->rel);
+
+	snprintf(a->path, sizeof(a->path), "%s", a->watched);
+	a->self = true;
+	if (fd < 0) {
+		acting(a);	/* delayed all the same, as before */
+		log_msg(LOG_PRI_WARNING, "rule %s: %s: %s; not acted on: %s", a->r.name, a->path, a->w.text,
+			strerror(-fd));
+		action_end(a);
+		return;
+	}
+	a->rels = calloc(1, sizeof(*a->rels));
+	a->groups = calloc(1, sizeof(*a->groups));
+	a->fds = calloc(1, sizeof(*a->fds));
+	if (!a->rels || !a->groups || !a->fds || !(a->rels[0] = strdup(a->rel))) {
+		close(fd);
+		log_msg(LOG_PRI_ERR, "rule %s: out of memory", a->r.name);
+		action_end(a);
+		return;
+	}
+	a->fds[0] = fd;
+	a->n = 1;
+	if (!storm_allows(a, fd)) {
+		a->held = true;
+		action_end(a);
+		return;
+	}
+	acting(a);
+	a->charged = a->group_charged = true;
+	walk(a);
+}
+
+/* The ranked candidates, each held as it was ranked: a cgroup removed
+ * and made again under its name while hooks run is not the one ranked. */
+static void begin_ranked(struct job *a)
+{
+	char *why = NULL;
+	int n = victim_rank(a->c, &a->rels, &a->groups, &why, &a->w.candidates);
+
+	if (n <= 0) {
+		acting(a);
+		snprintf(a->path, sizeof(a->path), "%s", a->watched);
+		log_msg(LOG_PRI_WARNING, "rule %s: %s: %s; no victim (Victim=%s): %s", a->r.name, a->path, a->w.text,
+			victim_name(a->r.victim), why ? why : n < 0 ? strerror(-n) : "no candidate is left");
+		event(a, n < 0 ? n : -ESRCH, "no victim", NULL, 0, 0, false);
+		free(why);
+		action_end(a);
+		return;
+	}
+	a->n = n;
+	log_msg(LOG_PRI_NOTICE, "rule %s: %s: %s", a->r.name, a->watched, why);
+	free(why);
+	a->fds = calloc((size_t)n, sizeof(*a->fds));
+	if (!a->fds) {
+		log_msg(LOG_PRI_ERR, "rule %s: out of memory", a->r.name);
+		acting(a);
+		action_end(a);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		int fd = cg_dir_open(a->rels[i]);
+
+		a->fds[i] = fd;
+	}
+	walk(a);
+}
+
+static void begin(struct job *a)
+{
+	a->next = running;
+	running = a;
+	nrunning++;
+	a->t = now_ms();
+	clock_gettime(CLOCK_REALTIME, &a->w.wall);
+	a->w.dry = D.global_dry_run || D.cfg.dry_run || a->r.dry_run;
+	if (!a->c) {
+		log_msg(LOG_PRI_NOTICE, "rule %s: %s: gone before its queued action began; not acted on", a->r.name,
+			a->watched);
+		action_end(a);
+	} else if (a->r.victim == VICTIM_SELF) {
+		begin_self(a);
+	} else {
+		begin_ranked(a);
+	}
+}
+
+/* The queued actions, while there is room. */
+static void drain(void)
+{
+	static bool draining;	/* an action that ends at once ends in here */
+
+	if (draining)
+		return;
+	draining = true;
+	while (queue && nrunning < D.cfg.max_actions) {
+		struct job *a = queue;
+
+		queue = a->next;
+		if (!queue)
+			queue_tail = &queue;
+		nqueued--;
+		begin(a);
+	}
+	draining = false;
+}
+
+/* Off the running list; freed after the loop's batch. */
+static void action_end(struct job *a)
+{
+	for (struct job **p = &running; *p; p = &(*p)->next)
+		if (*p == a) {
+			*p = a->next;
+			nrunning--;
+			break;
+		}
+	a->phase = PH_IDLE;
+	if (!a->charged && !a->held)
+		acting(a);	/* none could be acted on: delayed all the same */
+	a->next = ended;
+	ended = a;
+	drain();
+}
+
+void act_reap(void)
+{
+	while (ended) {
+		struct job *a = ended;
+
+		ended = a->next;
+		action_free(a);
+	}
+}
+
+/* Is an action on c (or on its cgroup as a victim) under way or queued? */
+static bool busy(const struct cg *c)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", D.v2, c->rel);
+	for (const struct job *a = running; a; a = a->next)
+		if (!strcmp(a->rel, c->rel) || (a->phase != PH_IDLE && !strcmp(a->path, path)))
+			return true;
+	for (const struct job *a = queue; a; a = a->next)
+		if (!strcmp(a->rel, c->rel))
+			return true;
+	return false;
 }
 
 void act(struct cg *c, const char *trigger, const char *json_values, const char *text)
 {
 	struct rule *r = c->rule;
-	uint64_t t = now_ms(), *slot;
-	struct what w = { .trigger = trigger, .json_values = json_values, .text = text };
-	char **rels = NULL, *why = NULL, *cands = NULL;
-	int *groups = NULL, n;
+	struct job *a;
 
 	r->events++;
-	if (t < c->holdoff_until) {
-		log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: %s; in its post-action delay, ignored", r->name,
-			D.v2, c->rel, text);
+	if (now_ms() < c->holdoff_until) {
+		log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: %s; in its post-action delay, ignored", r->name, D.v2, c->rel,
+			text);
 		return;
 	}
-	clock_gettime(CLOCK_REALTIME, &w.wall);
-	w.dry = D.global_dry_run || D.cfg.dry_run || r->dry_run;
-
-	if (r->victim == VICTIM_SELF) {
-		bool refused;
-		char path[4096];
-		int fd;
-
-		snprintf(path, sizeof(path), "%s/%s", D.v2, c->rel);
-		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd < 0) {
-			acting(c, t);	/* delayed all the same, as before */
-			log_msg(LOG_PRI_WARNING, "rule %s: %s: %s; not acted on: %s", r->name, path, text,
-				strerror(errno));
-			return;
-		}
-		if (storm_allows(c, fd, path, text, t, &slot)) {
-			acting(c, t);
-			act_on(c, &w, fd, path, &refused);
-		}
-		close(fd);
+	if (busy(c)) {
+		log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: %s; an action on it is under way, ignored", r->name, D.v2,
+			c->rel, text);
 		return;
 	}
-	n = victim_rank(c, &rels, &groups, &why, &cands);
-	w.candidates = cands;
-	if (n <= 0) {
-		char path[4096];
-
-		acting(c, t);
-		snprintf(path, sizeof(path), "%s/%s", D.v2, c->rel);
-		log_msg(LOG_PRI_WARNING, "rule %s: %s: %s; no victim (Victim=%s): %s", r->name, path, text,
-			victim_name(r->victim), why ? why : n < 0 ? strerror(-n) : "no candidate is left");
-		event(c, &w, path, n < 0 ? n : -ESRCH, "no victim", NULL, 0, 0, false);
-	} else {
-		log_msg(LOG_PRI_NOTICE, "rule %s: %s/%s: %s", r->name, D.v2, c->rel, why);
-		act_on_ranked(c, &w, rels, groups, n, t);
+	a = action_new(c, trigger, json_values, text);
+	if (!a) {
+		log_msg(LOG_PRI_ERR, "rule %s: %s/%s: %s; not acted on: out of memory", r->name, D.v2, c->rel, text);
+		return;
 	}
-	victim_free(rels, n);
-	free(groups);
-	free(why);
-	free(cands);
+	if (nrunning >= D.cfg.max_actions) {
+		*queue_tail = a;
+		queue_tail = &a->next;
+		nqueued++;
+		log_msg(LOG_PRI_WARNING,
+			"rule %s: %s/%s: %s; %u action(s) under way (MaxActions=%u): queued, %u waiting", r->name,
+			D.v2, c->rel, text, nrunning, D.cfg.max_actions, nqueued);
+		return;
+	}
+	begin(a);
+}
+
+void act_forget(const struct cg *c)
+{
+	struct job *const heads[] = { running, queue };
+
+	for (size_t h = 0; h < 2; h++)
+		for (struct job *a = heads[h]; a; a = a->next)
+			if (a->c == c)
+				a->c = NULL;
+}
+
+static const char *const phase_name[] = {
+	[PH_IDLE] = "between candidates",
+	[PH_PRE] = "in its ExecPreKill= hook",
+	[PH_KILL] = "waiting for its kill",
+	[PH_POST] = "in its ExecPostKill= hook",
+};
+
+void act_stop(void)
+{
+	unsigned n = 0, dropped = nqueued;
+
+	while (queue) {
+		struct job *a = queue;
+
+		queue = a->next;
+		action_free(a);
+	}
+	queue_tail = &queue;
+	nqueued = 0;
+	while (running) {
+		struct job *a = running;
+
+		log_msg(LOG_PRI_NOTICE, "stopping: rule %s: %s: the action under way ends (%s)", a->r.name, a->path,
+			phase_name[a->phase]);
+		if (a->phase == PH_PRE || a->phase == PH_POST) {
+			hook_stop(&a->hook);
+			if (a->phase == PH_PRE)
+				event(a, -ECANCELED, "ended: cgkilld stopped", NULL, -ECANCELED, 0, false);
+			else
+				post_result(a, -ECANCELED);
+			env_free(&a->e);
+		} else if (a->phase == PH_KILL) {
+			kill_result(a, true);	/* abandoned: -ECANCELED, nothing left frozen */
+		}
+		a->held = true;	/* no delay to start: the daemon stops */
+		n++;
+		action_end(a);
+	}
+	if (n || dropped)
+		log_msg(LOG_PRI_NOTICE, "stopping: %u action(s) under way ended, %u queued not begun", n, dropped);
+	act_reap();
+}
+
+void act_dump(void)
+{
+	for (const struct job *a = running; a; a = a->next)
+		log_msg(LOG_PRI_INFO, "action: rule %s on %s, %s, candidate %d of %d, for %llums", a->r.name, a->path,
+			phase_name[a->phase], a->i + 1, a->n, (unsigned long long)(now_ms() - a->t));
+	log_msg(LOG_PRI_INFO, "actions: %u under way (MaxActions=%u), %u queued", nrunning, D.cfg.max_actions, nqueued);
 }

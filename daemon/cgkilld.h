@@ -7,7 +7,28 @@
  * The flow: kernel notification (epoll POLLPRI, inotify, v1 eventfd) ->
  * the trigger that owns the fd reads its counter and decides -> act.c
  * decides whether and whom (post-action delay, storm limit, dry run) ->
- * cgk_kill() -> one event logged.
+ * an action the loop drives (hooks, cgk_kill_start_fd(), ...) -> one
+ * event logged. The daemon uses only libcgkill's public interface
+ * (cgkill.h, the symbols of lib/libcgkill.map).
+ *
+ * Calls go one way, down this list: a file calls only files on lines
+ * below its own (tests/test-layers.sh reads this list and checks it
+ * against the objects' symbols).
+ *
+ *	main.c			options, start-up, the loop, reload and stop
+ *	watch.c			the watched cgroups; arming their triggers
+ *	trigger-pids.c trigger-memory.c trigger-pressure.c trigger-swap.c
+ *	episode.c		pressure episodes (the pressure and swap triggers')
+ *	act.c			whether, on whom, how: the actions the loop drives
+ *	storm.c hook.c		the storm limit's budgets; ExecPreKill=, ExecPostKill=
+ *	victim.c		victim choice: the candidates and their figures
+ *	counterpart.c		v1 counterparts; processes' uids and memory
+ *	guard.c config.c	the rules: guard rails and the parser
+ *	protection.c pids-events.c	pure helpers, tested alone
+ *	cgpath.c		cgroup paths: names, directories, files, populated
+ *	files.c			small files: numbers, PSI lines
+ *	sys.c			small system helpers: files, epoll, closers, D
+ *	notify.c		the log, sd_notify, the watchdog, time, JSON strings
  */
 #ifndef CGKILLD_H
 #define CGKILLD_H
@@ -136,6 +157,7 @@ struct config {
 	uint64_t poll_ms;	/* v1 pids.events, pids.current: no notification, polled */
 	bool realtime;		/* SCHED_RR 1 (else nice -10), at start */
 	unsigned max_watches_per_owner;	/* MaxWatchesPerOwner=: 0 default, UINT_MAX none */
+	unsigned max_actions;	/* MaxActions=: actions in flight at once; more wait */
 	struct rule *rules;
 	size_t nrules;
 	/* parser state */
@@ -187,24 +209,6 @@ struct psi_line {
 };
 bool psi_parse(const char *text, bool full, struct psi_line *p);
 
-/* ---- logging and the service manager (notify.c) ---- */
-enum { LOG_PRI_ERR = 3, LOG_PRI_WARNING = 4, LOG_PRI_NOTICE = 5, LOG_PRI_INFO = 6, LOG_PRI_DEBUG = 7 };
-extern int log_verbose;
-void log_use_syslog(void);
-void log_msg(int pri, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A datagram to $NOTIFY_SOCKET; nothing if unset. */
-void notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* The watchdog interval in ms from WATCHDOG_USEC (for us), 0 if none. */
-uint64_t notify_watchdog_ms(void);
-/* CLOCK_BOOTTIME: a suspend counts (episodes, delays, storm limits). */
-uint64_t now_ms(void);
-/* WATCHDOG=1 if the watchdog is on and half its interval has passed since
- * the last (or always, with force). */
-void watchdog_ping(bool force);
-extern uint64_t watchdog_ms;
-/* s as a JSON string (quoted, escaped) on f. */
-void json_str(FILE *f, const char *s);
-
 /* ---- guards against rules that could reach what must live (guard.c) ---- */
 /* 0, or -EPERM with the reason in why. */
 int rule_guard_check(const struct rule *r, const char *protected_file, char *why, size_t size);
@@ -213,31 +217,46 @@ bool rule_matches_rel(const struct rule *r, const char *rel);
 /* The v2 cgroup of /proc/<pid>/cgroup ("self", "1"), "/a/b"; malloc'ed. */
 char *cgroup_rel(const char *pid);
 
-/* ---- watched cgroups (watch.c) and triggers ---- */
+/* ---- the daemon's state: watched cgroups, the loop's entries ---- */
 struct cg;
 struct victim_base;
 
-enum src_type {
-	SRC_INOTIFY = 1,
-	SRC_SIGNAL,
-	SRC_WATCHDOG,
-	SRC_V1POLL,
-	SRC_PIDS,	/* v2 pids.events, EPOLLPRI */
-	SRC_MEM,	/* v2 memory.events, EPOLLPRI */
-	SRC_MEM_V1,	/* v1 oom eventfd */
-	SRC_MEM_RECHECK,	/* timerfd while an OOM notification waits for its count */
-	SRC_POPULATED,	/* v2 cgroup.events: the pids poll, late v1 counterparts */
-	SRC_PSI,	/* a PSI trigger, EPOLLPRI */
-	SRC_PRESSURE_LEVEL,	/* v1 memory.pressure_level eventfd */
-	SRC_SWAP,	/* timerfd: the swap poll */
-	SRC_WATCH_TIMER,	/* timerfd: emptied cgroups' files closed after a delay (watch.c) */
-};
+/* An entry of the loop's epoll set: what to call when its fd is ready.
+ * The loop calls event(s) and nothing else: each entry carries its own
+ * handler (the triggers' come from their ops, below). */
+struct src;
+typedef void src_fn(struct src *s);
 
 struct src {
-	enum src_type type;
+	src_fn *event;
 	int fd;
-	struct cg *cg;
+	struct cg *cg;		/* the watched cgroup it serves, or NULL */
+	void *data;		/* else what it serves (an action, a hook) */
+	bool close_later;	/* a PSI trigger: closed by the closer threads (sys.c) */
 };
+
+/* A trigger behind the one interface: watch.c arms a populated cgroup's
+ * triggers through these, and disarms and dumps them, without knowing
+ * which they are. arm() arms what of the trigger is not armed yet and
+ * says whether it armed anything; event() is what its sources carry. */
+struct trigger_ops {
+	const char *name;
+	unsigned triggers;	/* the rule's enum trig_bits it serves */
+	bool (*arm)(struct cg *c, bool quiet);
+	src_fn *event;
+	void (*disarm)(struct cg *c);
+	void (*dump)(const struct cg *c);	/* NULL: watch.c's line says it all */
+	/* armed later on a populated cgroup (a late v1 counterpart, PSI
+	 * back): what the log says then; NULL: never armed late */
+	const char *late;
+	bool counts;		/* a counter whose value at arming is a baseline */
+	/* the cgroup's populated state changed (NULL: nothing to do) */
+	void (*populated)(struct cg *c);
+};
+
+extern const struct trigger_ops trigger_pids, trigger_memory, trigger_pressure, trigger_swap;
+/* All of them, NULL-terminated (watch.c). */
+extern const struct trigger_ops *const triggers[];
 
 /* A pressure episode of one source (trigger-pressure.c) */
 struct episode {
@@ -246,6 +265,7 @@ struct episode {
 	unsigned events;	/* events in it */
 	uint64_t pgscan_base;	/* the reclaim counter at its start */
 	bool reclaim_told;	/* "a stall without reclaim" said in it */
+	uint64_t gap_ms;	/* the longest silence that continues it */
 };
 
 #define PIDS_SAMPLES 16
@@ -260,7 +280,6 @@ struct cg {
 	struct src pids;	/* fd of pids.events (v2 or v1) */
 	bool pids_v1;		/* polled: v1 gives no notification */
 	bool populated;
-	struct src pop;		/* cgroup.events of the v2 cgroup (v1 only) */
 	struct {
 		uint64_t t, v;
 	} samples[PIDS_SAMPLES];
@@ -338,23 +357,119 @@ struct daemon {
 	bool v1_poll_logged;
 	bool pcur_poll_logged;
 	char *self_rel, *init_rel;	/* never watched */
+	bool reloaded;		/* the rest of the loop's batch points to freed state */
+	bool stopping;		/* SIGTERM, SIGINT */
 };
 
 extern struct daemon D;
 
-int epoll_add(struct src *s, unsigned events);
-void src_close(struct src *s);
-unsigned closes_pending(unsigned uid);
+/* ---- main.c ---- */
+/* (nothing: the top) */
 
+/* ---- watch.c ---- */
 int watch_start(void);		/* all rules of D.cfg */
 void watch_stop(void);		/* all watches and cgroups */
-void watch_inotify_event(void);
+void watch_inotify_event(struct src *s);
 void watch_reap(void);		/* free cgroups marked dead */
 void watch_dump(void);
-void watch_populated_event(struct cg *c);
-void watch_timer_event(void);
+void watch_timer_event(struct src *s);
 
-/* v1 counterparts (counterpart.c). The v1 cgroup of the v2 cgroup rel in
+/* ---- the triggers (trigger-*.c) ---- */
+/* The pids poll's timer rang (trigger-pids.c: D.v1poll's handler). */
+void pids_poll_tick(struct src *s);
+/* The rule's window and limit as the kernel's trigger text
+ * ("full 400000 2000000"); 0 or -EINVAL outside the kernel's bounds
+ * (why says which), for --check. privileged: CAP_SYS_RESOURCE
+ * (trigger-pressure.c). */
+int pressure_trigger_text(const struct rule *r, bool privileged, char *buf, size_t size, char *why,
+			  size_t whysize);
+
+/* ---- episode.c ---- */
+/* Pressure episodes, one per source and watched cgroup: shared by the
+ * pressure and swap triggers. */
+/* An event of source s at t, the episode continued by a silence of up
+ * to gap_ms: begins or continues c's episode of s. reclaim, if not NULL,
+ * reads the reclaim counter at the start (where: from what). */
+typedef void reclaim_fn(struct cg *c, uint64_t *v, char *where, size_t size);
+void episode_event(struct cg *c, int s, uint64_t t, uint64_t gap_ms, reclaim_fn *reclaim);
+void episode_end(struct cg *c, int s);
+/* Is c's episode of s under way at t? */
+bool episode_under_way(const struct cg *c, int s, uint64_t t);
+/* The source's name as the log and the events say it. */
+const char *episode_name(const struct cg *c, int s);
+extern const char *const episode_src_name[PSRC_N];
+
+/* ---- act.c ---- */
+/* A trigger fired on c: what and its values, as "key": value JSON members
+ * and as a log text. */
+void act(struct cg *c, const char *trigger, const char *json_values, const char *text);
+/* c is gone: its actions go on without it (queued ones are dropped). */
+void act_forget(const struct cg *c);
+/* After each batch of the loop: the actions that ended, freed. */
+void act_reap(void);
+/* SIGTERM: every action under way ended now (hooks killed, kills
+ * abandoned through cgk_kill_op_finish()), the queued ones dropped, and
+ * said. */
+void act_stop(void);
+/* SIGUSR1: the actions under way and queued. */
+void act_dump(void);
+
+/* ---- storm.c ---- */
+/* Storm limit: may rule act now (max_per_minute, 0: no limit) on a
+ * cgroup whose action is charged to uid? Records the action at t if so;
+ * if not, *until is when it may again. */
+bool storm_ok(const char *rule, unsigned max_per_minute, uid_t uid, uint64_t t, uint64_t *until);
+/* The action recorded at t was not done (the guard refused its cgroup):
+ * it spends no budget. */
+void storm_refund(const char *rule, uid_t uid, uint64_t t);
+/* The owner an action on the cgroup at fd is charged to: its owner, or
+ * for a root-owned one whoever holds its processes; -1 if none. */
+uid_t charged_uid(int fd);
+
+/* ---- hook.c ---- */
+/* A hook under way: argv run with env (NULL-terminated "K=V") in a child
+ * watched through its pidfd, killed at timeout_ms. done is called when it
+ * ended with its exit status, 256+signal if killed by one, or -errno
+ * (-ETIMEDOUT when it was killed at its timeout). */
+#define HOOK_VETO 100	/* ExecPreKill= exit status that vetoes the action */
+struct hook {
+	struct src pidfd, timer;
+	pid_t pid;		/* 0: none under way */
+	int errfd;		/* the exec's errno, if it failed */
+	bool killed;		/* at its timeout */
+	const char *name;	/* argv[0], for the log */
+	void (*done)(struct hook *h, int status);
+};
+/* 0 (done will be called), or -errno if it could not start. */
+int hook_start(struct hook *h, char *const argv[], char *const env[], uint64_t timeout_ms,
+	       void (*done)(struct hook *h, int status));
+/* Now: killed, reaped (for 2 s at most: else later); done is not called. */
+void hook_stop(struct hook *h);
+/* The open file limit the daemon started with, restored in hooks. */
+extern unsigned long long hook_nofile_soft;
+
+/* ---- victim.c ---- */
+/* Victim choice. The candidates under c (its leaves, or a
+ * subtree with memory.oom.group=1 as one; another owner's subtree as
+ * one), best first, omitted ones left out: rels relative to D.v2,
+ * malloc'ed. The candidates of one owner are ranked as one: groups[i]
+ * is the place of rels[i]'s owner (or of rels[i] alone) in the order,
+ * those of one place together; the victim is all of a place. why: the
+ * top five with their figures, one text; json: the same as a JSON array.
+ * Returns the count of rels, 0 if none, or -errno. */
+int victim_rank(struct cg *c, char ***rels, int **groups, char **why, char **json);
+void victim_free(char **rels, int n);
+/* A pressure episode began on c while none of its others was under way
+ * (trigger-pressure.c: one per source): remember the figures that growth
+ * is measured from. */
+void victim_episode_start(struct cg *c);
+void victim_forget(struct cg *c);
+/* Is the cgroup at dfd populated (cgroup.events)? 1, 0 (empty or gone),
+ * or -errno: a cgroup that cannot be read must not pass for empty. */
+int cg_populated(int dfd);
+
+/* ---- counterpart.c ---- */
+/* v1 counterparts. The v1 cgroup of the v2 cgroup rel in
  * the hierarchy mounted at mount (NULL: none), for controller: the same
  * path if it exists, else that of a member process (/proc/PID/cgroup),
  * and only if it belongs to rel alone (no task outside rel's subtree in
@@ -394,80 +509,71 @@ bool procs_memory(int dfd, uint64_t *rss, uint64_t *swap);
 int proc_uids(pid_t pid, uid_t uids[3]);
 /* procfs for the two above and counterpart.c: "/proc", or a test's fixture tree */
 extern const char *proc_root;
-/* The pids.events of the cgroup at dfd that counts its own limit only
- * (pids-events.c): pids.events.local where it exists, else pids.events;
+/* ---- protection.c, pids-events.c ---- */
+/* The memory.low the kernel grants a cgroup of usage and memory.low
+ * whose parent is granted parent_elow, siblings being the sum of
+ * min(usage, memory.low) over the parent's children */
+uint64_t low_effective(uint64_t usage, uint64_t low, uint64_t parent_elow, uint64_t siblings);
+
+/* The pids.events of the cgroup at dfd that counts its own limit only: pids.events.local where it exists, else pids.events;
  * opened (fd, or -errno), its name in *name. */
 int pids_events_open(int dfd, const char **name);
 /* The "max N" of a pids.events text; false if absent or malformed. */
 bool pids_events_max(const char *text, uint64_t *v);
-bool pids_arm(struct cg *c, bool quiet);
-void pids_event(struct cg *c);
-void pids_populated_event(struct cg *c);
-void pids_poll_tick(void);
-void pids_disarm(struct cg *c);
 
-/* PSI triggers and the v1 pressure level (trigger-pressure.c) */
-bool pressure_arm(struct cg *c, bool quiet);
-void pressure_event(struct cg *c, struct src *s);
-void pressure_disarm(struct cg *c);
-/* For the state dump: one line for each armed pressure source of c. */
-void pressure_dump(const struct cg *c);
-/* The rule's window and limit as the kernel's trigger text
- * ("full 400000 2000000"); 0 or -EINVAL outside the kernel's bounds
- * (why says which), for --check. privileged: CAP_SYS_RESOURCE. */
-int pressure_trigger_text(const struct rule *r, bool privileged, char *buf, size_t size, char *why,
-			  size_t whysize);
-/* Does cgkilld have CAP_SYS_RESOURCE (the kernel's "privileged" PSI
- * triggers)? (main.c) */
-bool has_cap_sys_resource(void);
+/* ---- cgpath.c ---- */
+/* base/rel/name opened with flags (and O_CLOEXEC): the fd, or -1 and
+ * errno. rel and name may be "". */
+int cg_file_open(const char *base, const char *rel, const char *name, int flags);
+/* The v2 cgroup rel's directory, not through a symlink: fd or -errno. */
+int cg_dir_open(const char *rel);
+/* "a/b" (b alone if a is ""); D.v2/rel. malloc'ed, NULL without memory. */
+char *cg_join(const char *a, const char *b);
+char *cg_full_path(const char *rel);
+/* Is rel populated? 1, 0, or -1 with errno (ENOENT: gone). Read from a
+ * file opened for it: none is kept. */
+int cg_populated_at(const char *rel);
+/* Is "/" rel the cgroup cg ("/a/b") or one above it? */
+bool cg_holds(const char *rel, const char *cg);
 
-bool memory_arm(struct cg *c, bool quiet);
-void memory_event(struct cg *c, enum src_type type);
-void memory_disarm(struct cg *c);
-
-/* Victim choice (victim.c). The candidates under c (its leaves, or a
- * subtree with memory.oom.group=1 as one; another owner's subtree as
- * one), best first, omitted ones left out: rels relative to D.v2,
- * malloc'ed. The candidates of one owner are ranked as one: groups[i]
- * is the place of rels[i]'s owner (or of rels[i] alone) in the order,
- * those of one place together; the victim is all of a place. why: the
- * top five with their figures, one text; json: the same as a JSON array.
- * Returns the count of rels, 0 if none, or -errno. */
-int victim_rank(struct cg *c, char ***rels, int **groups, char **why, char **json);
-void victim_free(char **rels, int n);
-/* A pressure episode began on c while none of its others was under way
- * (trigger-pressure.c: one per source): remember the figures that growth
- * is measured from. */
-void victim_episode_start(struct cg *c);
-void victim_forget(struct cg *c);
-/* The memory.low the kernel grants a cgroup of usage and memory.low
- * whose parent is granted parent_elow, siblings being the sum of
- * min(usage, memory.low) over the parent's children (protection.c). */
-uint64_t low_effective(uint64_t usage, uint64_t low, uint64_t parent_elow, uint64_t siblings);
-
-/* Hooks (hook.c): run argv with env (NULL-terminated "K=V"), wait at most
- * timeout_ms, killing it then. Returns its exit status, 256+signal if
- * killed by one, or -errno (-ETIMEDOUT when it was killed at its timeout). */
-#define HOOK_VETO 100	/* ExecPreKill= exit status that vetoes the action */
-int hook_run(char *const argv[], char *const env[], uint64_t timeout_ms);
-/* The open file limit the daemon started with, restored in hooks. */
-extern unsigned long long hook_nofile_soft;
-
-/* A trigger fired on c: what and its values, as "key": value JSON members
- * and as a log text. */
-void act(struct cg *c, const char *trigger, const char *json_values, const char *text);
-
+/* ---- sys.c ---- */
+int epoll_add(struct src *s, unsigned events);
+/* Out of the epoll set and closed (a PSI trigger: by a closer thread). */
+void src_close(struct src *s);
+/* How many of uid's PSI triggers wait to be closed. */
+unsigned closes_pending(unsigned uid);
+/* At exit: the closer threads finish and are joined. */
+void closer_stop(void);
 /* An open of path failed with err (not ENOENT): logged, and the open
  * file limit named once when that is the cause. */
 void open_failed(const char *path, int err);
-
 /* Read a small kernel file from offset 0: bytes read or -errno. */
 ssize_t read_at0(int fd, char *buf, size_t size);
+/* The (st_dev, st_ino) of fd, zeros if none; are a and b one file? */
+void file_id(int fd, uint64_t id[2]);
+bool same_file(const uint64_t a[2], const uint64_t b[2]);
 /* The value of "key N" in text; false if absent. */
 bool kv_get(const char *text, const char *key, uint64_t *v);
-/* Is the cgroup at dfd populated (cgroup.events, victim.c)? 1, 0 (empty
- * or gone), or -errno: a cgroup that cannot be read must not pass for
- * empty. */
-int cg_populated(int dfd);
+/* Does cgkilld have CAP_SYS_RESOURCE (the kernel's "privileged" PSI
+ * triggers)? */
+bool has_cap_sys_resource(void);
+
+/* ---- logging and the service manager (notify.c) ---- */
+enum { LOG_PRI_ERR = 3, LOG_PRI_WARNING = 4, LOG_PRI_NOTICE = 5, LOG_PRI_INFO = 6, LOG_PRI_DEBUG = 7 };
+extern int log_verbose;
+void log_use_syslog(void);
+void log_msg(int pri, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A datagram to $NOTIFY_SOCKET; nothing if unset. */
+void notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The watchdog interval in ms from WATCHDOG_USEC (for us), 0 if none. */
+uint64_t notify_watchdog_ms(void);
+/* CLOCK_BOOTTIME: a suspend counts (episodes, delays, storm limits). */
+uint64_t now_ms(void);
+/* WATCHDOG=1 if the watchdog is on and half its interval has passed since
+ * the last (or always, with force). */
+void watchdog_ping(bool force);
+extern uint64_t watchdog_ms;
+/* s as a JSON string (quoted, escaped) on f. */
+void json_str(FILE *f, const char *s);
 
 #endif

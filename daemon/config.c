@@ -724,6 +724,8 @@ static const struct key keys[] = {
 	{ DKEY(MaxWatchesPerOwner), key_count_or_infinity, CFG(max_watches_per_owner), .min = 1, .max = 10000000,
 	  .infinity = UINT_MAX, .def = "1000", .want = "a number from 1 to 10000000, or infinity",
 	  .doc = "the most watches one owner's cgroups may take" },
+	{ DKEY(MaxActions), key_count, CFG(max_actions), .min = 1, .max = 4096, .def = "64",
+	  .want = "a number from 1 to 4096", .doc = "the most actions under way at once" },
 
 	{ RKEY(Name), key_name, RULE(name), .doc = "the rule's name (required)" },
 	{ RKEY(Match), key_match, .doc = "the glob of the cgroups it watches (required)" },

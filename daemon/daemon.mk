@@ -7,6 +7,8 @@ DAEMON_OBJ := $(DAEMON_SRC:%.c=$(B)/%.o)
 DAEMON_BIN := $(B)/cgkilld
 
 $(DAEMON_OBJ): daemon/cgkilld.h
+# the public interface only: include/, not lib/ (tests/test-layers.sh)
+$(DAEMON_OBJ): CPPFLAGS := $(filter-out -Ilib,$(CPPFLAGS))
 
 $(DAEMON_BIN): $(DAEMON_OBJ) $(B)/libcgkill.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * ExecPreKill= and ExecPostKill=: run a command, no shell, with the
- * daemon's facts in its environment, for its timeout at most. The hook
+ * daemon's facts in its environment, for its timeout at most. Nothing
+ * waits for it: its pidfd and a timerfd are in the loop's epoll set, and
+ * its owner is called back when it ends. The hook
  * leads a process group of its own, so that at its timeout the hook and
  * whatever it started are killed together: the group is signalled while
  * its leader is still our unreaped child, so its id cannot have been
@@ -15,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,44 +75,99 @@ fail:
 	_exit(127);
 }
 
-/* The errno the child sent before it could exec, 0 if the exec happened
- * (the pipe closed with nothing in it) or the deadline came first (the
- * caller kills it then); the watchdog is fed meanwhile. */
-static int exec_errno(int rfd, uint64_t deadline)
-{
-	int e = 0;
-	ssize_t n;
-
-	for (;;) {
-		uint64_t t = now_ms();
-		struct pollfd p = { .fd = rfd, .events = POLLIN };
-
-		if (t >= deadline)
-			return 0;
-		if (poll(&p, 1, (int)(deadline - t < 1000 ? deadline - t : 1000)) > 0)
-			break;
-		watchdog_ping(false);
-	}
-	do
-		n = read(rfd, &e, sizeof(e));
-	while (n < 0 && errno == EINTR);
-	return n == (ssize_t)sizeof(e) && e > 0 ? e : 0;
-}
-
 /* After SIGKILL, how long to wait for the hook to end: one stuck in the
- * kernel (D state) must not stop the daemon; it is reaped later. */
+ * kernel (D state) must not hold its action; it is reaped later. */
 #define HOOK_REAP_MS 2000
 
-int hook_run(char *const argv[], char *const env[], uint64_t timeout_ms)
+/* Hooks killed at their timeout that did not end: reaped when they do
+ * (only they: waitpid(-1) would take other hooks' statuses). */
+static pid_t stuck[64];
+static unsigned nstuck;
+
+static void reap_stuck(void)
 {
-	uint64_t deadline = now_ms() + timeout_ms;
-	int pidfd, status, errp[2], e;
+	for (unsigned i = 0; i < nstuck;)
+		if (waitpid(stuck[i], NULL, WNOHANG) != 0)
+			stuck[i] = stuck[--nstuck];
+		else
+			i++;
+}
+
+static void timer_set(struct hook *h, uint64_t ms)
+{
+	struct itimerspec its = { .it_value.tv_sec = (time_t)(ms / 1000),
+				  .it_value.tv_nsec = (long)(ms % 1000) * 1000000 + 1 };
+
+	timerfd_settime(h->timer.fd, 0, &its, NULL);
+}
+
+/* The hook is over: status to its owner, its files closed. */
+static void hook_end(struct hook *h, int status)
+{
+	src_close(&h->pidfd);
+	src_close(&h->timer);
+	if (h->errfd >= 0)
+		close(h->errfd);
+	h->errfd = -1;
+	h->pid = 0;
+	h->done(h, status);
+}
+
+/* Its status once it ended: the errno it sent before it could exec, or
+ * its exit status, 256+signal if killed by one. */
+static int ended(struct hook *h, int status)
+{
+	int e = 0;
+
+	if (read(h->errfd, &e, sizeof(e)) == (ssize_t)sizeof(e) && e > 0)
+		return -e;
+	if (h->killed)
+		return -ETIMEDOUT;
+	if (WIFSIGNALED(status))
+		return 256 + WTERMSIG(status);	/* apart from any exit status */
+	return WEXITSTATUS(status);
+}
+
+static void pidfd_event(struct src *s)
+{
+	struct hook *h = s->data;
+	int status;
+
+	if (h->pid <= 0 || waitpid(h->pid, &status, WNOHANG) != h->pid)
+		return;	/* not yet (a spurious wakeup) */
+	hook_end(h, ended(h, status));
+}
+
+static void timer_event(struct src *s)
+{
+	struct hook *h = s->data;
+	uint64_t ticks;
+
+	if (h->pid <= 0 || read(s->fd, &ticks, sizeof(ticks)) < 0)
+		return;
+	if (!h->killed) {
+		/* its timeout: the hook and what it started */
+		kill(-h->pid, SIGKILL);
+		h->killed = true;
+		timer_set(h, HOOK_REAP_MS);
+		return;
+	}
+	log_msg(LOG_PRI_WARNING, "hook %s (pid %d) does not end after SIGKILL; left to reap later", h->name,
+		(int)h->pid);
+	if (nstuck < sizeof(stuck) / sizeof(*stuck))
+		stuck[nstuck++] = h->pid;
+	hook_end(h, -ETIMEDOUT);
+}
+
+int hook_start(struct hook *h, char *const argv[], char *const env[], uint64_t timeout_ms, void (*done)(struct hook *h, int status))
+{
+	int errp[2], e;
 	pid_t pid;
 
-	/* hooks left unreaped by an earlier timeout (the daemon has no
-	 * other children) */
-	while (waitpid(-1, NULL, WNOHANG) > 0)
-		;
+	reap_stuck();
+	*h = (struct hook){ .pidfd = { .event = pidfd_event, .fd = -1, .data = h },
+			    .timer = { .event = timer_event, .fd = -1, .data = h },
+			    .errfd = -1, .name = argv[0], .done = done };
 	if (pipe2(errp, O_CLOEXEC) < 0)
 		return -errno;
 	pid = fork();
@@ -125,45 +184,35 @@ int hook_run(char *const argv[], char *const env[], uint64_t timeout_ms)
 	close(errp[1]);
 	/* also here: the group exists before we may need to signal it */
 	setpgid(pid, pid);
-	/* until the exec or its failure: no wait on the hook's own work */
-	e = exec_errno(errp[0], deadline);
-	close(errp[0]);
-	if (e) {
-		waitpid(pid, NULL, 0);
+	h->pid = pid;
+	h->errfd = errp[0];
+	h->pidfd.fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	h->timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (h->pidfd.fd < 0 || h->timer.fd < 0 || epoll_add(&h->pidfd, EPOLLIN) < 0 ||
+	    epoll_add(&h->timer, EPOLLIN) < 0) {
+		e = errno ? errno : EMFILE;
+		hook_stop(h);
 		return -e;
 	}
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	for (;;) {
-		uint64_t t = now_ms();
-		struct pollfd p = { .fd = pidfd, .events = POLLIN };
-		int slice;
+	timer_set(h, timeout_ms);
+	return 0;
+}
 
-		if (t >= deadline) {
-			struct pollfd gone = { .fd = pidfd, .events = POLLIN };
+void hook_stop(struct hook *h)
+{
+	struct pollfd p = { .fd = h->pidfd.fd, .events = POLLIN };
 
-			kill(-pid, SIGKILL);
-			if (pidfd >= 0 && poll(&gone, 1, HOOK_REAP_MS) > 0)
-				waitpid(pid, &status, 0);
-			else if (waitpid(pid, &status, WNOHANG) != pid)
-				log_msg(LOG_PRI_WARNING, "hook %s (pid %d) does not end after SIGKILL; left to reap later",
-					argv[0], pid);
-			if (pidfd >= 0)
-				close(pidfd);
-			return -ETIMEDOUT;
-		}
-		/* the watchdog is fed while a hook runs */
-		slice = (int)(deadline - t < 1000 ? deadline - t : 1000);
-		if (pidfd >= 0)
-			poll(&p, 1, slice);
-		else
-			usleep(10000);
-		watchdog_ping(false);
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			break;
-	}
-	if (pidfd >= 0)
-		close(pidfd);
-	if (WIFSIGNALED(status))
-		return 256 + WTERMSIG(status);	/* apart from any exit status */
-	return WEXITSTATUS(status);
+	if (h->pid <= 0)
+		return;
+	kill(-h->pid, SIGKILL);
+	if (h->pidfd.fd >= 0 && poll(&p, 1, HOOK_REAP_MS) > 0)
+		waitpid(h->pid, NULL, 0);
+	else if (waitpid(h->pid, NULL, WNOHANG) != h->pid && nstuck < sizeof(stuck) / sizeof(*stuck))
+		stuck[nstuck++] = h->pid;
+	src_close(&h->pidfd);
+	src_close(&h->timer);
+	if (h->errfd >= 0)
+		close(h->errfd);
+	h->errfd = -1;
+	h->pid = 0;
 }

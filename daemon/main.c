@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -23,221 +22,8 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include <linux/capability.h>
 
 #include "cgkilld.h"
-
-struct daemon D = { .epfd = -1, .event_fd = -1 };
-
-ssize_t read_at0(int fd, char *buf, size_t size)
-{
-	ssize_t n;
-
-	do
-		n = pread(fd, buf, size - 1, 0);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	return n;
-}
-
-bool kv_get(const char *text, const char *key, uint64_t *v)
-{
-	size_t k = strlen(key);
-
-	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-		if (!strncmp(p, key, k) && p[k] == ' ') {
-			char *end;
-
-			errno = 0;
-			*v = strtoull(p + k + 1, &end, 10);
-			return !errno && end != p + k + 1;
-		}
-	}
-	return false;
-}
-
-void open_failed(const char *path, int err)
-{
-	static bool told;
-
-	if (err == EMFILE || err == ENFILE) {
-		if (!told)
-			log_msg(LOG_PRI_ERR,
-				"%s: %s: cgroups are left unwatched; raise the open file limit (LimitNOFILE=, ulimit -n)",
-				path, strerror(err));
-		told = true;
-		return;
-	}
-	log_msg(LOG_PRI_WARNING, "%s: %s", path, strerror(err));
-}
-
-int epoll_add(struct src *s, unsigned events)
-{
-	struct epoll_event ev = { .events = events, .data.ptr = s };
-
-	if (epoll_ctl(D.epfd, EPOLL_CTL_ADD, s->fd, &ev) < 0) {
-		log_msg(LOG_PRI_ERR, "epoll: %s", strerror(errno));
-		return -errno;
-	}
-	return 0;
-}
-
-/* Closing a PSI trigger waits in the kernel for an RCU grace period
- * (psi_trigger_destroy(): synchronize_rcu(), 17 ms on average here, up to
- * 36): a user who empties or removes many watched cgroups at once would
- * stall the loop for seconds. Those files leave the epoll set at once and
- * are closed by a pool of threads: closes that wait at the same time share
- * grace periods (one thread alone closes ~100 a second), so a backlog
- * drains about CLOSERS times faster, at exit too. */
-#define CLOSERS 8
-
-/* a close to do, charged to the owner of the cgroup (0: root's) */
-struct closing {
-	int fd;
-	unsigned uid;
-};
-
-/* pending closes of one owner (few owners have any: a short list) */
-struct owed {
-	unsigned uid, n;
-};
-
-static struct {
-	pthread_mutex_t lock;
-	pthread_cond_t more;
-	struct closing *fds;
-	size_t n, cap;
-	struct owed *owed;
-	size_t nowed, owed_cap;
-	unsigned started, idle;
-	bool stop;
-	pthread_t thread[CLOSERS];
-} closer = { .lock = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER };
-
-/* uid's count of pending closes += delta; the closer's lock held. */
-static bool owed_add(unsigned uid, int delta)
-{
-	size_t i;
-
-	if (!uid)
-		return true;
-	for (i = 0; i < closer.nowed && closer.owed[i].uid != uid; i++)
-		;
-	if (i == closer.nowed) {
-		if (delta < 0)
-			return true;
-		if (closer.nowed == closer.owed_cap) {
-			size_t cap = closer.owed_cap ? 2 * closer.owed_cap : 16;
-			struct owed *g = realloc(closer.owed, cap * sizeof(*g));
-
-			if (!g)
-				return false;
-			closer.owed = g;
-			closer.owed_cap = cap;
-		}
-		closer.owed[closer.nowed++] = (struct owed){ .uid = uid };
-	}
-	closer.owed[i].n += (unsigned)delta;
-	if (!closer.owed[i].n)
-		closer.owed[i] = closer.owed[--closer.nowed];
-	return true;
-}
-
-/* How many of uid's PSI triggers wait to be closed. */
-unsigned closes_pending(unsigned uid)
-{
-	unsigned n = 0;
-
-	pthread_mutex_lock(&closer.lock);
-	for (size_t i = 0; i < closer.nowed; i++)
-		if (closer.owed[i].uid == uid)
-			n = closer.owed[i].n;
-	pthread_mutex_unlock(&closer.lock);
-	return n;
-}
-
-static void *closer_main(void *arg)
-{
-	(void)arg;
-	pthread_mutex_lock(&closer.lock);
-	for (;;) {
-		struct closing c;
-
-		closer.idle++;
-		while (!closer.n && !closer.stop)
-			pthread_cond_wait(&closer.more, &closer.lock);
-		closer.idle--;
-		if (!closer.n)
-			break;
-		c = closer.fds[--closer.n];
-		pthread_mutex_unlock(&closer.lock);
-		close(c.fd);
-		pthread_mutex_lock(&closer.lock);
-		owed_add(c.uid, -1);
-	}
-	pthread_mutex_unlock(&closer.lock);
-	return NULL;
-}
-
-/* fd to the closing thread: false if it cannot take it (close it here). */
-static bool close_later(int fd, unsigned uid)
-{
-	bool taken = false;
-
-	pthread_mutex_lock(&closer.lock);
-	/* one more thread while none is idle for it, up to CLOSERS */
-	if (closer.started < CLOSERS && closer.idle <= closer.n) {
-		pthread_attr_t attr;
-
-		/* mlockall(MCL_FUTURE) locks its stack: a small one */
-		pthread_attr_init(&attr);
-		pthread_attr_setstacksize(&attr, 64 * 1024);
-		if (pthread_create(&closer.thread[closer.started], &attr, closer_main, NULL) == 0)
-			closer.started++;
-		pthread_attr_destroy(&attr);
-	}
-	if (closer.started && closer.n == closer.cap) {
-		size_t cap = closer.cap ? 2 * closer.cap : 64;
-		struct closing *g = realloc(closer.fds, cap * sizeof(*g));
-
-		if (g) {
-			closer.fds = g;
-			closer.cap = cap;
-		}
-	}
-	if (closer.started && closer.n < closer.cap && owed_add(uid, 1)) {
-		closer.fds[closer.n++] = (struct closing){ .fd = fd, .uid = uid };
-		pthread_cond_signal(&closer.more);
-		taken = true;
-	}
-	pthread_mutex_unlock(&closer.lock);
-	return taken;
-}
-
-/* At exit: what is left closed by all the threads at once, joined. */
-static void closer_stop(void)
-{
-	pthread_mutex_lock(&closer.lock);
-	closer.stop = true;
-	pthread_cond_broadcast(&closer.more);
-	pthread_mutex_unlock(&closer.lock);
-	for (unsigned i = 0; i < closer.started; i++)
-		pthread_join(closer.thread[i], NULL);
-	free(closer.fds);
-	free(closer.owed);
-}
-
-void src_close(struct src *s)
-{
-	if (s->fd < 0)
-		return;
-	if (s->type != SRC_PSI || epoll_ctl(D.epfd, EPOLL_CTL_DEL, s->fd, NULL) < 0 ||
-	    !close_later(s->fd, s->cg ? s->cg->owner : 0))
-		close(s->fd);	/* leaves the epoll set with it */
-	s->fd = -1;
-}
 
 /* ---- configuration ---- */
 
@@ -248,22 +34,6 @@ static void print_error(void *ud, const char *file, unsigned line, const char *m
 		log_msg(LOG_PRI_ERR, "%s:%u: %s", file, line, msg);
 	else
 		log_msg(LOG_PRI_ERR, "%s: %s", file, msg);
-}
-
-/* PSI triggers with windows other than multiples of 2 s need it. */
-bool has_cap_sys_resource(void)
-{
-	char line[256];
-	unsigned long long caps = 0;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &caps) == 1)
-			break;
-	fclose(f);
-	return caps & (1ULL << CAP_SYS_RESOURCE);
 }
 
 /* Parse and check; 0 with cfg filled, or -EINVAL (errors logged). */
@@ -404,6 +174,42 @@ static void reload(void)
 	status();
 }
 
+/* ---- the loop's own sources ---- */
+
+static void inotify_event(struct src *s)
+{
+	watch_inotify_event(s);
+	status();
+}
+
+static void signal_event(struct src *s)
+{
+	struct signalfd_siginfo si;
+
+	while (!D.stopping && read(s->fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			reload();
+			/* a reload freed what later events point to */
+			D.reloaded = true;
+		} else if (si.ssi_signo == SIGUSR1) {
+			watch_dump();
+			act_dump();
+		} else {
+			log_msg(LOG_PRI_INFO, "stopping (signal %u)", si.ssi_signo);
+			notify("STOPPING=1");
+			D.stopping = true;
+		}
+	}
+}
+
+static void watchdog_event(struct src *s)
+{
+	uint64_t ticks;
+
+	if (read(s->fd, &ticks, sizeof(ticks)) > 0)
+		watchdog_ping(true);
+}
+
 /* ---- start-up ---- */
 
 static void survive(void)
@@ -529,6 +335,7 @@ static void daemonize(void)
 /* Everything closed and freed, so that a leak checker sees only leaks. */
 static void shutdown_all(void)
 {
+	act_stop();
 	watch_stop();
 	watch_reap();
 	conf_free(&D.cfg);
@@ -547,6 +354,8 @@ static void shutdown_all(void)
 	free(D.self_rel);
 	free(D.init_rel);
 }
+
+static bool foreground;
 
 static void usage(FILE *f)
 {
@@ -606,7 +415,8 @@ static int check(const char *path, bool optional)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* The command line. -1 to go on; else the exit status. */
+static int options(int argc, char **argv, const char **config)
 {
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
@@ -618,16 +428,14 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
-	const char *config = NULL, *check_file = NULL;
-	bool do_check = false, foreground = false;
-	sigset_t mask;
-	uint64_t wd_ms;
+	const char *check_file = NULL;
+	bool do_check = false;
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "c:fnvhV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
-			config = optarg;
+			*config = optarg;
 			break;
 		case 'C':
 			do_check = true;
@@ -661,8 +469,91 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (do_check)
-		return check(check_file ? check_file : config ? config : CGKILLD_CONF, false);
+		return check(check_file ? check_file : *config ? *config : CGKILLD_CONF, false);
+	return -1;
+}
 
+/* WATCHDOG=1 every half of the service manager's interval, if it set one. */
+static void watchdog_start(void)
+{
+	struct itimerspec its;
+	uint64_t half;
+
+	watchdog_ms = notify_watchdog_ms();
+	if (!watchdog_ms)
+		return;
+	half = watchdog_ms / 2 ? watchdog_ms / 2 : 1;
+	its.it_value.tv_sec = (time_t)(half / 1000);
+	its.it_value.tv_nsec = (long)(half % 1000) * 1000000;
+	its.it_interval = its.it_value;
+	D.watchdog.fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (D.watchdog.fd < 0 || timerfd_settime(D.watchdog.fd, 0, &its, NULL) < 0 ||
+	    epoll_add(&D.watchdog, EPOLLIN) < 0)
+		log_msg(LOG_PRI_ERR, "watchdog timer: %s", strerror(errno));
+}
+
+/* The epoll set and the loop's own sources; false if it cannot be made. */
+static bool loop_setup(void)
+{
+	sigset_t mask;
+
+	D.epfd = epoll_create1(EPOLL_CLOEXEC);
+	D.inotify = (struct src){ .event = inotify_event, .fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK) };
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGUSR1);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	D.sig = (struct src){ .event = signal_event, .fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK) };
+	D.v1poll = (struct src){ .event = pids_poll_tick,
+				 .fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK) };
+	D.watchdog = (struct src){ .event = watchdog_event, .fd = -1 };
+	if (D.epfd < 0 || D.inotify.fd < 0 || D.sig.fd < 0 || D.v1poll.fd < 0 ||
+	    epoll_add(&D.inotify, EPOLLIN) < 0 || epoll_add(&D.sig, EPOLLIN) < 0 ||
+	    epoll_add(&D.v1poll, EPOLLIN) < 0) {
+		log_msg(LOG_PRI_ERR, "cannot set up the event loop: %s", strerror(errno));
+		return false;
+	}
+	watchdog_start();
+	return true;
+}
+
+/* Each ready entry's handler, until a stop; the status at the end. */
+static int loop(void)
+{
+	while (!D.stopping) {
+		struct epoll_event ev[64];
+		int n = epoll_wait(D.epfd, ev, 64, -1);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			log_msg(LOG_PRI_ERR, "epoll_wait: %s", strerror(errno));
+			return 1;
+		}
+		D.reloaded = false;
+		for (int i = 0; i < n && !D.reloaded && !D.stopping; i++) {
+			struct src *s = ev[i].data.ptr;
+
+			if (!(s->cg && s->cg->dead))
+				s->event(s);
+		}
+		watch_reap();
+		act_reap();
+	}
+	shutdown_all();
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *config = NULL;
+	int r = options(argc, argv, &config);
+
+	if (r >= 0)
+		return r;
 	D.config_path = config ? config : CGKILLD_CONF;
 	D.config_optional = false;
 	if (load(&D.cfg, D.config_path, D.config_optional) < 0) {
@@ -677,118 +568,12 @@ int main(int argc, char **argv)
 	if (hierarchies() < 0)
 		return 1;
 	D.event_fd = open_event_log(D.cfg.event_log);
-
-	D.epfd = epoll_create1(EPOLL_CLOEXEC);
-	D.inotify = (struct src){ .type = SRC_INOTIFY,
-				  .fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK) };
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGUSR1);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	D.sig = (struct src){ .type = SRC_SIGNAL, .fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK) };
-	D.v1poll = (struct src){ .type = SRC_V1POLL,
-				 .fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK) };
-	D.watchdog = (struct src){ .type = SRC_WATCHDOG, .fd = -1 };
-	if (D.epfd < 0 || D.inotify.fd < 0 || D.sig.fd < 0 || D.v1poll.fd < 0 ||
-	    epoll_add(&D.inotify, EPOLLIN) < 0 || epoll_add(&D.sig, EPOLLIN) < 0 ||
-	    epoll_add(&D.v1poll, EPOLLIN) < 0) {
-		log_msg(LOG_PRI_ERR, "cannot set up the event loop: %s", strerror(errno));
+	if (!loop_setup())
 		return 1;
-	}
-	wd_ms = notify_watchdog_ms();
-	watchdog_ms = wd_ms;
-	if (wd_ms) {
-		struct itimerspec its;
-		uint64_t half = wd_ms / 2 ? wd_ms / 2 : 1;
-
-		its.it_value.tv_sec = (time_t)(half / 1000);
-		its.it_value.tv_nsec = (long)(half % 1000) * 1000000;
-		its.it_interval = its.it_value;
-		D.watchdog.fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-		if (D.watchdog.fd < 0 || timerfd_settime(D.watchdog.fd, 0, &its, NULL) < 0 ||
-		    epoll_add(&D.watchdog, EPOLLIN) < 0)
-			log_msg(LOG_PRI_ERR, "watchdog timer: %s", strerror(errno));
-	}
-
 	watch_start();
 	log_msg(LOG_PRI_INFO, "cgkilld %s started: %zu rule(s), %zu cgroup(s) watched%s", CGK_VERSION,
 		D.cfg.nrules, D.ncgs, D.global_dry_run || D.cfg.dry_run ? " (dry run: nothing is acted on)" : "");
 	notify("READY=1");
 	status();
-
-	for (;;) {
-		struct epoll_event ev[64];
-		int n = epoll_wait(D.epfd, ev, 64, -1);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			log_msg(LOG_PRI_ERR, "epoll_wait: %s", strerror(errno));
-			return 1;
-		}
-		for (int i = 0; i < n; i++) {
-			struct src *s = ev[i].data.ptr;
-
-			if (s->cg && s->cg->dead)
-				continue;
-			switch (s->type) {
-			case SRC_INOTIFY:
-				watch_inotify_event();
-				status();
-				break;
-			case SRC_SIGNAL: {
-				struct signalfd_siginfo si;
-
-				while (read(D.sig.fd, &si, sizeof(si)) == sizeof(si)) {
-					if (si.ssi_signo == SIGHUP) {
-						reload();
-					} else if (si.ssi_signo == SIGUSR1) {
-						watch_dump();
-					} else {
-						log_msg(LOG_PRI_INFO, "stopping (signal %u)", si.ssi_signo);
-						notify("STOPPING=1");
-						shutdown_all();
-						return 0;
-					}
-				}
-				/* a reload freed what later events point to */
-				i = n;
-				break;
-			}
-			case SRC_WATCHDOG: {
-				uint64_t ticks;
-
-				if (read(D.watchdog.fd, &ticks, sizeof(ticks)) > 0)
-					watchdog_ping(true);
-				break;
-			}
-			case SRC_V1POLL:
-				pids_poll_tick();
-				break;
-			case SRC_PIDS:
-				pids_event(s->cg);
-				break;
-			case SRC_POPULATED:
-				watch_populated_event(s->cg);
-				break;
-			case SRC_WATCH_TIMER:
-				watch_timer_event();
-				break;
-			case SRC_MEM:
-			case SRC_MEM_V1:
-			case SRC_MEM_RECHECK:
-				memory_event(s->cg, s->type);
-				break;
-			case SRC_PSI:
-			case SRC_PRESSURE_LEVEL:
-			case SRC_SWAP:
-				pressure_event(s->cg, s);
-				break;
-			}
-		}
-		watch_reap();
-	}
+	return loop();
 }

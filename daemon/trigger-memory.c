@@ -45,6 +45,22 @@ static void stop_recheck(struct cg *c)
 	c->rechecks = 0;
 }
 
+static void memory_disarm(struct cg *c);
+static bool check(struct cg *c, bool *gone);
+
+/* v1: the count was not there yet at the notification: read again */
+static void recheck_event(struct src *s)
+{
+	struct cg *c = s->cg;
+	uint64_t n;
+	bool gone;
+
+	if (read(s->fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		return;
+	if (c->recheck.fd >= 0 && !check(c, &gone) && (gone || ++c->rechecks >= RECHECKS))
+		stop_recheck(c);
+}
+
 /* true if the count rose (and the rule was told); *gone if the file
  * cannot be read (the cgroup is being removed: its eventfd fires then) */
 static bool check(struct cg *c, bool *gone)
@@ -77,64 +93,47 @@ static bool check(struct cg *c, bool *gone)
 	return true;
 }
 
-void memory_event(struct cg *c, enum src_type type)
+static void memory_event(struct src *s)
 {
+	bool gone;
+
+	check(s->cg, &gone);
+}
+
+/* v1: the eventfd of memory.oom_control */
+static void oom_notified(struct src *s)
+{
+	struct cg *c = s->cg;
 	uint64_t n;
 	bool gone;
 
-	switch (type) {
-	case SRC_MEM:
-		check(c, &gone);
-		break;
-	case SRC_MEM_V1:
-		if (read(c->efd.fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
-			break;
-		if (check(c, &gone) || gone || c->recheck.fd >= 0)
-			break;
-		/* out of memory, not counted yet: look again shortly */
-		c->recheck.type = SRC_MEM_RECHECK;
-		c->recheck.fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-		if (c->recheck.fd >= 0) {
-			struct itimerspec its = {
-				.it_value.tv_nsec = RECHECK_MS * 1000000L,
-				.it_interval.tv_nsec = RECHECK_MS * 1000000L,
-			};
+	if (read(s->fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		return;
+	if (check(c, &gone) || gone || c->recheck.fd >= 0)
+		return;
+	/* out of memory, not counted yet: look again shortly */
+	c->recheck.event = recheck_event;
+	c->recheck.fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (c->recheck.fd >= 0) {
+		struct itimerspec its = {
+			.it_value.tv_nsec = RECHECK_MS * 1000000L,
+			.it_interval.tv_nsec = RECHECK_MS * 1000000L,
+		};
 
-			if (timerfd_settime(c->recheck.fd, 0, &its, NULL) < 0 ||
-			    epoll_add(&c->recheck, EPOLLIN) < 0)
-				stop_recheck(c);
-			c->rechecks = 0;
-		}
-		break;
-	case SRC_MEM_RECHECK:
-		if (read(c->recheck.fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
-			break;
-		if (c->recheck.fd >= 0 && !check(c, &gone) && (gone || ++c->rechecks >= RECHECKS))
+		if (timerfd_settime(c->recheck.fd, 0, &its, NULL) < 0 || epoll_add(&c->recheck, EPOLLIN) < 0)
 			stop_recheck(c);
-		break;
-	default:
-		break;
+		c->rechecks = 0;
 	}
 }
 
-static int open_at(const char *base, const char *rel, const char *name, int flags)
+static bool memory_open(struct cg *c, bool quiet)
 {
-	char path[4096];
-
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s%s%s", base, rel, *rel ? "/" : "", name) >=
-	    sizeof(path))
-		return -1;
-	return open(path, flags | O_CLOEXEC);
-}
-
-bool memory_arm(struct cg *c, bool quiet)
-{
-	int fd = open_at(D.v2, c->rel, "memory.events", O_RDONLY | O_NONBLOCK), ctl;
+	int fd = cg_file_open(D.v2, c->rel, "memory.events", O_RDONLY | O_NONBLOCK), ctl;
 	char line[64], *v1, why[PATH_MAX + 512];
 	uint64_t v = 0;
 
-	c->mem.type = SRC_MEM;
-	c->efd.type = SRC_MEM_V1;
+	c->mem.event = memory_event;
+	c->efd.event = oom_notified;
 	if (fd >= 0) {
 		c->mem.fd = fd;
 		c->mem_v1 = false;
@@ -145,7 +144,7 @@ bool memory_arm(struct cg *c, bool quiet)
 		return true;
 	}
 	v1 = v1_counterpart(c->rel, D.v1_memory, "memory", false, why, sizeof(why));
-	fd = v1 ? open_at(v1, "", "memory.oom_control", O_RDONLY) : -1;
+	fd = v1 ? cg_file_open(v1, "", "memory.oom_control", O_RDONLY) : -1;
 	if (fd < 0) {
 		if (v1 && errno != ENOENT)
 			open_failed(v1, errno);
@@ -164,7 +163,7 @@ bool memory_arm(struct cg *c, bool quiet)
 	read_oom_kills(c, &v);
 	c->oom_base = v;
 	c->efd.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	ctl = open_at(v1, "", "cgroup.event_control", O_WRONLY);
+	ctl = cg_file_open(v1, "", "cgroup.event_control", O_WRONLY);
 	snprintf(line, sizeof(line), "%d %d", c->efd.fd, c->mem.fd);
 	if (c->efd.fd < 0 || ctl < 0 || write(ctl, line, strlen(line)) < 0 ||
 	    epoll_add(&c->efd, EPOLLIN) < 0) {
@@ -181,9 +180,38 @@ bool memory_arm(struct cg *c, bool quiet)
 	return c->mem.fd >= 0;
 }
 
-void memory_disarm(struct cg *c)
+static void memory_disarm(struct cg *c)
 {
 	stop_recheck(c);
 	src_close(&c->efd);
 	src_close(&c->mem);
 }
+
+/* Counted on from its last count when the file is the same. */
+static bool memory_arm(struct cg *c, bool quiet)
+{
+	uint64_t base = c->oom_base, id[2];
+
+	if (c->mem.fd >= 0 || !memory_open(c, quiet))
+		return false;
+	file_id(c->mem.fd, id);
+	c->mem_hier = c->mem_v1 ? 1 : 2;
+	if (same_file(c->mem_file, id) && base < c->oom_base) {
+		bool gone;
+
+		c->oom_base = base;
+		check(c, &gone);
+	}
+	memcpy(c->mem_file, id, sizeof(id));
+	return true;
+}
+
+const struct trigger_ops trigger_memory = {
+	.name = "oom-kill",
+	.triggers = TRIG_OOM_KILL,
+	.arm = memory_arm,
+	.event = memory_event,
+	.disarm = memory_disarm,
+	.late = "oom-kill armed (v1 counterpart found)",
+	.counts = true,
+};

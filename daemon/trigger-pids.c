@@ -316,9 +316,9 @@ static void sample(struct cg *c)
 	current_check(c, t);
 }
 
-void pids_event(struct cg *c)
+static void pids_event(struct src *s)
 {
-	sample(c);
+	sample(s->cg);
 }
 
 /* Is c read every PollInterval now? v1 pids.events, and pids.current
@@ -350,7 +350,7 @@ static void poll_update(void)
 }
 
 /* The v2 cgroup's populated state changed (watch.c read it). */
-void pids_populated_event(struct cg *c)
+static void pids_populated(struct cg *c)
 {
 	if (c->pids.fd < 0)
 		return;
@@ -361,18 +361,16 @@ void pids_populated_event(struct cg *c)
 	poll_update();
 }
 
-void pids_poll_tick(void)
+void pids_poll_tick(struct src *s)
 {
 	uint64_t ticks;
 
-	if (read(D.v1poll.fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+	if (read(s->fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		log_msg(LOG_PRI_DEBUG, "v1 poll timer: %s", strerror(errno));
 	for (struct cg *c = D.cgs; c; c = c->next)
 		if (polled(c))
 			sample(c);
 }
-
-static int open_at(const char *base, const char *rel, const char *name);
 
 /* pids-current: pids.current and pids.max beside the pids.events just
  * opened in dir (the v2 cgroup or its v1 counterpart). */
@@ -380,8 +378,8 @@ static void current_open(struct cg *c, const char *dir)
 {
 	if (!(c->rule->triggers & TRIG_PIDS_CURRENT) || c->pcur_open)
 		return;
-	c->pcur_fd = open_at(dir, "", "pids.current");
-	c->pmax_fd = c->pcur_fd >= 0 ? open_at(dir, "", "pids.max") : -1;
+	c->pcur_fd = cg_file_open(dir, "", "pids.current", O_RDONLY | O_NONBLOCK);
+	c->pmax_fd = c->pcur_fd >= 0 ? cg_file_open(dir, "", "pids.max", O_RDONLY | O_NONBLOCK) : -1;
 	if (c->pmax_fd < 0) {
 		if (errno != ENOENT)
 			open_failed(dir, errno);
@@ -409,21 +407,11 @@ static void current_close(struct cg *c)
 	c->high = false;
 }
 
-static int open_at(const char *base, const char *rel, const char *name)
-{
-	char path[4096];
-
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s%s%s", base, rel, *rel ? "/" : "", name) >=
-	    sizeof(path))
-		return -1;
-	return open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-}
-
 /* Quietly: false if there is nothing to arm yet (watch.c tries again
  * when the cgroup becomes populated). */
-bool pids_arm(struct cg *c, bool quiet)
+static bool pids_open(struct cg *c, bool quiet)
 {
-	int dfd = open_at(D.v2, c->rel, ""), fd = -ENOENT;
+	int dfd = cg_file_open(D.v2, c->rel, "", O_RDONLY | O_NONBLOCK), fd = -ENOENT;
 	char *v1, why[PATH_MAX + 512];
 	const char *name = "pids.events";
 
@@ -431,7 +419,7 @@ bool pids_arm(struct cg *c, bool quiet)
 		fd = pids_events_open(dfd, &name);
 		close(dfd);
 	}
-	c->pids.type = SRC_PIDS;
+	c->pids.event = pids_event;
 	if (fd >= 0) {
 		char dir[4096];
 
@@ -448,7 +436,7 @@ bool pids_arm(struct cg *c, bool quiet)
 		return true;
 	}
 	v1 = v1_counterpart(c->rel, D.v1_pids, "pids", false, why, sizeof(why));
-	dfd = v1 ? open_at(v1, "", "") : -1;
+	dfd = v1 ? cg_file_open(v1, "", "", O_RDONLY | O_NONBLOCK) : -1;
 	fd = dfd >= 0 ? pids_events_open(dfd, &name) : v1 ? -errno : -ENOENT;
 	if (dfd >= 0)
 		close(dfd);
@@ -481,7 +469,7 @@ bool pids_arm(struct cg *c, bool quiet)
 	return true;
 }
 
-void pids_disarm(struct cg *c)
+static void pids_disarm(struct cg *c)
 {
 	bool was = c->pids.fd >= 0 && c->populated && (c->pids_v1 || c->pcur_open);
 
@@ -493,3 +481,44 @@ void pids_disarm(struct cg *c)
 		poll_update();
 	}
 }
+
+/* Counted on from the samples of its last arming when the file is the
+ * same (what rose meanwhile counts now, once), else from now. */
+static bool pids_arm(struct cg *c, bool quiet)
+{
+	char saved[sizeof(c->samples)];
+	unsigned n = c->nsamples, head = c->sample_head;
+	uint64_t id[2];
+
+	if (c->pids.fd >= 0)
+		return false;
+	memcpy(saved, c->samples, sizeof(saved));
+	c->nsamples = 0;	/* pids_open() samples from now: nothing fires on old samples */
+	if (!pids_open(c, quiet)) {
+		memcpy(c->samples, saved, sizeof(saved));
+		c->nsamples = n;
+		c->sample_head = head;
+		return false;
+	}
+	file_id(c->pids.fd, id);
+	c->pids_hier = c->pids_v1 ? 1 : 2;
+	if (n && same_file(c->pids_file, id) && c->pids.fd >= 0) {
+		memcpy(c->samples, saved, sizeof(saved));
+		c->nsamples = n;
+		c->sample_head = head;
+		sample(c);
+	}
+	memcpy(c->pids_file, id, sizeof(id));
+	return true;
+}
+
+const struct trigger_ops trigger_pids = {
+	.name = "pids",
+	.triggers = TRIG_PIDS,
+	.arm = pids_arm,
+	.event = pids_event,
+	.disarm = pids_disarm,
+	.late = "pids triggers armed (v1 counterpart found)",
+	.counts = true,
+	.populated = pids_populated,
+};

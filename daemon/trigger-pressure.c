@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Pressure: PSI triggers (memory, cpu, io; the cgroup's or the machine's),
- * the v1 memory.pressure_level, and swap use.
+ * Pressure: PSI triggers (memory, cpu, io; the cgroup's or the machine's)
+ * and the v1 memory.pressure_level. (Swap: trigger-swap.c; the episodes
+ * both keep: episode.c.)
  *
  * PSI: one kernel trigger per resource and watched cgroup, "some|full
  * STALL_us WINDOW_us" written to an open memory|cpu|io.pressure (or
@@ -33,10 +34,6 @@
  * its first notification (which attests only its moment). It also stands in for memory-pressure where
  * the cgroup has no memory.pressure (PSI off) and a v1 counterpart exists.
  *
- * swap: no notification exists for swap use, so /proc/meminfo is read
- * every second by one timer for all watched cgroups, only while the
- * machine has swap; /proc/swaps (whose poll reports swapon and swapoff)
- * tells when that changes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -69,21 +66,10 @@
 /* how much earlier than due an event may be seen (wakeup jitter): at most
  * this, and at most a quarter of the window */
 #define JITTER_MS 250
-#define SWAP_POLL_MS 1000
-/* a swap episode ends at the first read under the share, or after a
- * silence of reads (no swap any more, or the machine was suspended) */
-#define SWAP_GAP_MS (2 * SWAP_POLL_MS + WAKE_SLACK_MS)
 
 static const char *const res_name[PSI_NRES] = { "memory", "cpu", "io" };
 static const unsigned res_trig[PSI_NRES] = { TRIG_MEMORY_PRESSURE, TRIG_CPU_PRESSURE, TRIG_IO_PRESSURE };
 static const char *const level_name[] = { "low", "medium", "critical" };
-static const char *const src_name[PSRC_N] = {
-	[PSRC_MEMORY] = "memory-pressure",
-	[PSRC_CPU] = "cpu-pressure",
-	[PSRC_IO] = "io-pressure",
-	[PSRC_LEVEL] = "memory-pressure-level",
-	[PSRC_SWAP] = "swap",
-};
 
 static int privileged = -1;
 
@@ -133,11 +119,6 @@ int pressure_trigger_text(const struct rule *r, bool priv, char *buf, size_t siz
 
 /* ---- reading ---- */
 
-static ssize_t read_path(const char *path, char *buf, size_t size)
-{
-	return read_small_at(AT_FDCWD, path, buf, size);
-}
-
 /* The sum of the keys that exist in text; false if none. */
 static bool kv_sum(const char *text, const char *const *keys, uint64_t *sum)
 {
@@ -160,7 +141,7 @@ static bool vmstat_pgscan(uint64_t *v)
 	static const char *const keys[] = { "pgscan_kswapd", "pgscan_direct", "pgscan_khugepaged", NULL };
 	char buf[16384];
 
-	return read_path("/proc/vmstat", buf, sizeof(buf)) > 0 && kv_sum(buf, keys, v);
+	return read_small_at(AT_FDCWD, "/proc/vmstat", buf, sizeof(buf)) > 0 && kv_sum(buf, keys, v);
 }
 
 enum reclaim_src { RECLAIM_NONE, RECLAIM_V2, RECLAIM_V1, RECLAIM_MACHINE };
@@ -187,7 +168,7 @@ static enum reclaim_src reclaim_read(struct cg *c, uint64_t *v, char *where, siz
 
 	if (!c->rule->pressure_system) {
 		snprintf(path, sizeof(path), "%s/%s%smemory.stat", D.v2, c->rel, *c->rel ? "/" : "");
-		if (read_path(path, buf, sizeof(buf)) > 0 && (kv_get(buf, "pgscan", v) || kv_sum(buf, v2keys, v))) {
+		if (read_small_at(AT_FDCWD, path, buf, sizeof(buf)) > 0 && (kv_get(buf, "pgscan", v) || kv_sum(buf, v2keys, v))) {
 			snprintf(where, size, "pgscan of %s", path);
 			return RECLAIM_V2;
 		}
@@ -197,7 +178,7 @@ static enum reclaim_src reclaim_read(struct cg *c, uint64_t *v, char *where, siz
 
 			snprintf(path, sizeof(path), "%s/memory.failcnt", v1);
 			free(v1);
-			if (read_path(path, buf, sizeof(buf)) > 0 && sscanf(buf, "%" SCNu64, &f) == 1) {
+			if (read_small_at(AT_FDCWD, path, buf, sizeof(buf)) > 0 && sscanf(buf, "%" SCNu64, &f) == 1) {
 				vmstat_pgscan(&m);
 				*v = f + m;
 				snprintf(where, size, "%s (limit reclaim) and the machine's pgscan (/proc/vmstat)", path);
@@ -215,7 +196,7 @@ static enum reclaim_src reclaim_read(struct cg *c, uint64_t *v, char *where, siz
 	return RECLAIM_NONE;
 }
 
-/* ---- episodes ---- */
+/* ---- episodes (episode.c keeps them) ---- */
 
 static uint64_t psi_gap_ms(const struct rule *r)
 {
@@ -225,73 +206,22 @@ static uint64_t psi_gap_ms(const struct rule *r)
 }
 
 /* The longest silence that continues an episode of source s. */
-static uint64_t episode_gap_ms(const struct rule *r, int s)
+static uint64_t gap_ms(const struct rule *r, int s)
 {
-	if (s == PSRC_LEVEL)
-		return r->pressure_window_ms;
-	if (s == PSRC_SWAP)
-		return SWAP_GAP_MS;
-	return psi_gap_ms(r);
+	return s == PSRC_LEVEL ? r->pressure_window_ms : psi_gap_ms(r);
 }
 
-/* Is an episode of c, of another source than s, under way at t? */
-static bool episode_other(const struct cg *c, int s, uint64_t t)
+/* The reclaim counter at an episode's start (episode.c). */
+static void reclaim_at_start(struct cg *c, uint64_t *v, char *where, size_t size)
 {
-	for (int o = 0; o < PSRC_N; o++)
-		if (o != s && c->ep[o].start && t - c->ep[o].last <= episode_gap_ms(c->rule, o))
-			return true;
-	return false;
+	reclaim_read(c, v, where, size);
 }
 
-static const char *episode_name(const struct cg *c, int s)
+/* An event of source s at t (a PSI resource or the v1 level). */
+static void pressure_episode_event(struct cg *c, int s, uint64_t t)
 {
-	return s == PSRC_LEVEL && c->plevel_fallback ? "memory-pressure-level, for memory-pressure" : src_name[s];
-}
-
-static void episode_end(struct cg *c, int s)
-{
-	c->ep[s] = (struct episode){ 0 };
-	if (s == PSRC_LEVEL)
-		c->plevel_count = 0;
-}
-
-/* An event of source s at t: begins or continues c's episode of s. The
- * growth of Victim=memory-growth is measured from the start of the first
- * episode that began while c had none under way. */
-static void episode_event(struct cg *c, int s, uint64_t t)
-{
-	struct rule *r = c->rule;
-	struct episode *e = &c->ep[s];
-
-	if (e->start && t - e->last > episode_gap_ms(r, s)) {
-		log_msg(LOG_PRI_DEBUG,
-			"rule %s: %s/%s: the pressure episode (%s) ended after %llums, %u event(s) (no event for %llums)",
-			r->name, D.v2, c->rel, episode_name(c, s), (unsigned long long)(e->last - e->start), e->events,
-			(unsigned long long)(t - e->last));
-		episode_end(c, s);
-	}
-	if (!e->start) {
-		bool others = episode_other(c, s, t);
-
-		episode_end(c, s);
-		e->start = t;
-		if (r->pressure_reclaim && s < PSI_NRES) {
-			char where[PATH_MAX + 128];
-
-			reclaim_read(c, &e->pgscan_base, where, sizeof(where));
-			log_msg(LOG_PRI_DEBUG,
-				"rule %s: %s/%s: a pressure episode began (%s)%s; reclaim read from %s (%llu)",
-				r->name, D.v2, c->rel, episode_name(c, s), others ? " beside another" : "", where,
-				(unsigned long long)e->pgscan_base);
-		} else {
-			log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: a pressure episode began (%s)%s", r->name, D.v2,
-				c->rel, episode_name(c, s), others ? " beside another" : "");
-		}
-		if (!others)
-			victim_episode_start(c);
-	}
-	e->last = t;
-	e->events++;
+	episode_event(c, s, t, gap_ms(c->rule, s),
+		      c->rule->pressure_reclaim && s < PSI_NRES ? reclaim_at_start : NULL);
 }
 
 /* Has the episode of s lasted long enough? A PSI event attests the window
@@ -307,8 +237,6 @@ static bool episode_due(const struct cg *c, int s)
 	if (s < PSI_NRES) {
 		need = need > r->pressure_window_ms ? need - r->pressure_window_ms : 0;
 		jitter = r->pressure_window_ms / 4 < JITTER_MS ? r->pressure_window_ms / 4 : JITTER_MS;
-	} else if (s == PSRC_SWAP) {
-		jitter = SWAP_POLL_MS / 10;	/* the reads are a second apart, give or take a little */
 	}
 	return e->last - e->start + jitter >= need;
 }
@@ -484,7 +412,7 @@ static void psi_event(struct cg *c, int i)
 		return;
 	}
 	psi_parse(buf, r->pressure_full, &p);
-	episode_event(c, i, t);
+	pressure_episode_event(c, i, t);
 	episode = e->last - e->start;
 	attested = episode + r->pressure_window_ms;
 	if (!episode_due(c, i)) {
@@ -536,7 +464,7 @@ static void psi_event(struct cg *c, int i)
 		 (unsigned long long)episode, path, p.avg10, p.avg60, p.avg300, p.total, reclaim_t);
 	/* only this source's episode starts over: the others go on */
 	episode_end(c, i);
-	act(c, src_name[i], json, text);
+	act(c, episode_src_name[i], json, text);
 }
 
 /* ---- the v1 memory.pressure_level ---- */
@@ -548,7 +476,6 @@ static bool level_arm(struct cg *c, bool quiet, bool fallback)
 	     path[PATH_MAX], line[96];
 	int ctl = -1, e = 0;
 
-	c->plevel.type = SRC_PRESSURE_LEVEL;
 	if (!v1 && *why) {
 		counterpart_refused(c, "memory",
 				    fallback ? "memory-pressure (for lack of memory.pressure)" : "memory-pressure-level",
@@ -637,7 +564,7 @@ static void level_event(struct cg *c)
 	}
 	if (!n)
 		return;
-	episode_event(c, PSRC_LEVEL, t);
+	pressure_episode_event(c, PSRC_LEVEL, t);
 	c->plevel_count += n;
 	episode = c->ep[PSRC_LEVEL].last - c->ep[PSRC_LEVEL].start;
 	if (!episode_due(c, PSRC_LEVEL)) {
@@ -646,7 +573,7 @@ static void level_event(struct cg *c)
 			(unsigned long long)episode);
 		return;
 	}
-	if (!counterpart_still_own(c, c->plevel_file, "memory", src_name[PSRC_LEVEL])) {
+	if (!counterpart_still_own(c, c->plevel_file, "memory", episode_src_name[PSRC_LEVEL])) {
 		/* armed again when the cgroup next becomes populated */
 		level_disarm(c);
 		episode_end(c, PSRC_LEVEL);
@@ -663,172 +590,35 @@ static void level_event(struct cg *c)
 		 (unsigned long long)c->plevel_count, c->ep[PSRC_LEVEL].events, (unsigned long long)episode,
 		 (unsigned long long)r->pressure_window_ms);
 	episode_end(c, PSRC_LEVEL);
-	act(c, src_name[PSRC_LEVEL], json, text);
-}
-
-/* ---- swap ---- */
-
-static struct src swap_tick = { .type = SRC_SWAP, .fd = -1 };	/* every second, while there is swap */
-static struct src swaps_file = { .type = SRC_SWAP, .fd = -1 };	/* /proc/swaps: swapon, swapoff */
-static unsigned swap_users;
-static uint64_t swap_total_kb;
-
-static bool meminfo_swap(uint64_t *total, uint64_t *free_kb)
-{
-	char buf[8192];
-
-	return read_path("/proc/meminfo", buf, sizeof(buf)) > 0 && kv_get(buf, "SwapTotal:", total) &&
-	       kv_get(buf, "SwapFree:", free_kb);
-}
-
-static void swap_update(bool first)
-{
-	uint64_t total = 0, free_kb = 0;
-
-	meminfo_swap(&total, &free_kb);
-	if (total && swap_tick.fd < 0) {
-		struct itimerspec its = {
-			.it_value.tv_sec = SWAP_POLL_MS / 1000,
-			.it_interval.tv_sec = SWAP_POLL_MS / 1000,
-		};
-
-		swap_tick.fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-		if (swap_tick.fd < 0 || timerfd_settime(swap_tick.fd, 0, &its, NULL) < 0 ||
-		    epoll_add(&swap_tick, EPOLLIN) < 0) {
-			log_msg(LOG_PRI_ERR, "swap: cannot set up the timer: %s", strerror(errno));
-			src_close(&swap_tick);
-		} else {
-			log_msg(LOG_PRI_INFO, "swap: %llu kB (SwapTotal): /proc/meminfo read every second for the swap trigger",
-				(unsigned long long)total);
-		}
-	} else if (!total && (swap_tick.fd >= 0 || first)) {
-		src_close(&swap_tick);
-		log_msg(LOG_PRI_NOTICE,
-			"swap: no swap (SwapTotal 0): the swap trigger waits, reading nothing, until swap is turned on (/proc/swaps tells)");
-	}
-	swap_total_kb = total;
-}
-
-static void swap_start(void)
-{
-	swaps_file.fd = open("/proc/swaps", O_RDONLY | O_CLOEXEC);
-	/* its poll reports EPOLLPRI (and EPOLLERR) after swapon and swapoff */
-	if (swaps_file.fd >= 0 && epoll_add(&swaps_file, EPOLLPRI) < 0)
-		src_close(&swaps_file);
-	if (swaps_file.fd < 0)
-		log_msg(LOG_PRI_WARNING, "/proc/swaps: %s: swap turned on later is seen at a reload (SIGHUP)",
-			strerror(errno));
-	swap_update(true);
-}
-
-static void swap_stop(void)
-{
-	src_close(&swap_tick);
-	src_close(&swaps_file);
-	swap_total_kb = 0;
-}
-
-static void swap_check(void)
-{
-	uint64_t total = 0, free_kb = 0, used, t = now_ms();
-
-	if (!meminfo_swap(&total, &free_kb) || !total) {
-		swap_update(false);
-		return;
-	}
-	used = total > free_kb ? total - free_kb : 0;
-	for (struct cg *c = D.cgs; c; c = c->next) {
-		struct rule *r = c->rule;
-		char json[512], text[512];
-		struct episode *e = &c->ep[PSRC_SWAP];
-
-		if (!c->swap_armed)
-			continue;
-		if (used * 100 < (uint64_t)r->swap_pct * total) {
-			if (e->start)
-				log_msg(LOG_PRI_DEBUG,
-					"rule %s: %s/%s: the pressure episode (swap) ended after %llums: swap used %.1f%%",
-					r->name, D.v2, c->rel, (unsigned long long)(e->last - e->start),
-					100.0 * (double)used / (double)total);
-			episode_end(c, PSRC_SWAP);
-			continue;
-		}
-		episode_event(c, PSRC_SWAP, t);
-		if (!episode_due(c, PSRC_SWAP))
-			continue;
-		snprintf(json, sizeof(json),
-			 "\"type\": \"swap\", \"swap_total_kb\": %llu, \"swap_used_kb\": %llu, \"used_pct\": %.1f, \"limit_pct\": %u, \"duration_ms\": %llu, \"for_ms\": %llu",
-			 (unsigned long long)total, (unsigned long long)used, 100.0 * (double)used / (double)total,
-			 r->swap_pct, (unsigned long long)r->pressure_duration_ms,
-			 (unsigned long long)(e->last - e->start));
-		snprintf(text, sizeof(text),
-			 "swap: %llu of %llu kB used (%.1f%%), at or above %u%% for %llums", (unsigned long long)used,
-			 (unsigned long long)total, 100.0 * (double)used / (double)total, r->swap_pct,
-			 (unsigned long long)(e->last - e->start));
-		episode_end(c, PSRC_SWAP);
-		act(c, src_name[PSRC_SWAP], json, text);
-	}
-}
-
-static void swap_event(struct src *s)
-{
-	uint64_t n;
-
-	if (s->fd < 0)
-		return;
-	if (s == &swap_tick) {
-		if (read(s->fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
-			return;
-		swap_check();
-	} else {
-		char buf[4096];
-		uint64_t before = swap_total_kb;
-
-		/* a read of the file is not needed to clear the event (its
-		 * poll does), but costs nothing */
-		if (read_at0(s->fd, buf, sizeof(buf)) < 0)
-			return;
-		swap_update(false);
-		if (before != swap_total_kb)
-			log_msg(LOG_PRI_INFO, "swap: SwapTotal %llu kB -> %llu kB", (unsigned long long)before,
-				(unsigned long long)swap_total_kb);
-	}
+	act(c, episode_src_name[PSRC_LEVEL], json, text);
 }
 
 /* ---- the interface ---- */
 
-bool pressure_arm(struct cg *c, bool quiet)
+static bool pressure_arm(struct cg *c, bool quiet)
 {
 	struct rule *r = c->rule;
 	bool armed = false;
 
 	for (int i = 0; i < PSI_NRES; i++) {
-		c->psi[i].type = SRC_PSI;
+		c->psi[i].event = trigger_pressure.event;
+		c->psi[i].close_later = true;
 		c->psi[i].cg = c;
 		if ((r->triggers & res_trig[i]) && c->psi[i].fd < 0)
 			armed |= psi_arm(c, i, quiet);
 	}
 	c->plevel.cg = c;
-	c->plevel.type = SRC_PRESSURE_LEVEL;
+	c->plevel.event = trigger_pressure.event;
 	if ((r->triggers & TRIG_PRESSURE_LEVEL) && c->plevel.fd < 0)
 		armed |= level_arm(c, quiet, false);
-	if ((r->triggers & TRIG_SWAP) && !c->swap_armed) {
-		c->swap_armed = true;
-		episode_end(c, PSRC_SWAP);
-		if (swap_users++ == 0)
-			swap_start();
-		armed = true;
-	}
 	return armed;
 }
 
-void pressure_event(struct cg *c, struct src *s)
+static void pressure_event(struct src *s)
 {
-	if (s->type == SRC_SWAP) {
-		swap_event(s);
-		return;
-	}
-	if (!c || s->fd < 0)
+	struct cg *c = s->cg;
+
+	if (s->fd < 0)
 		return;
 	if (s == &c->plevel) {
 		level_event(c);
@@ -839,36 +629,30 @@ void pressure_event(struct cg *c, struct src *s)
 			psi_event(c, i);
 }
 
-void pressure_dump(const struct cg *c)
+static void pressure_dump(const struct cg *c)
 {
 	const struct rule *r = c->rule;
 	char trig[64] = "?", why[512];
 	uint64_t t = now_ms();
 
-	counterpart_dump(c);
 	pressure_trigger_text(r, is_privileged(), trig, sizeof(trig), why, sizeof(why));
-	for (int s = 0; s < PSRC_N; s++) {
+	for (int s = 0; s <= PSRC_LEVEL; s++) {
 		const struct episode *e = &c->ep[s];
-		int fd = s < PSI_NRES ? c->psi[s].fd : s == PSRC_LEVEL ? c->plevel_file : -1;
+		int fd = s < PSI_NRES ? c->psi[s].fd : c->plevel_file;
 		char link[64], path[PATH_MAX] = "?", what[PATH_MAX + 128], ep[128] = "no episode";
 		ssize_t n;
 
-		if (s == PSRC_SWAP ? !c->swap_armed : fd < 0)
+		if (fd < 0)
 			continue;
-		if (fd >= 0) {
-			snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-			n = readlink(link, path, sizeof(path) - 1);
-			if (n > 0)
-				path[n] = '\0';
-		}
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, path, sizeof(path) - 1);
+		if (n > 0)
+			path[n] = '\0';
 		if (s < PSI_NRES)
 			snprintf(what, sizeof(what), "PSI trigger \"%s\" on %s", trig, path);
-		else if (s == PSRC_LEVEL)
-			snprintf(what, sizeof(what), "%s on %s", level_name[r->pressure_level], path);
 		else
-			snprintf(what, sizeof(what), "used at or above %u%% of SwapTotal (%llu kB)%s", r->swap_pct,
-				 (unsigned long long)swap_total_kb, swap_tick.fd < 0 ? ", not read: no swap" : "");
-		if (e->start && t - e->last <= episode_gap_ms(r, s))
+			snprintf(what, sizeof(what), "%s on %s", level_name[r->pressure_level], path);
+		if (episode_under_way(c, s, t))
 			snprintf(ep, sizeof(ep), "episode %llums, %u event(s)",
 				 (unsigned long long)(e->last - e->start), e->events);
 		log_msg(LOG_PRI_INFO, "pressure %s/%s (rule %s): %s: %s; %s", D.v2, c->rel, r->name,
@@ -876,16 +660,21 @@ void pressure_dump(const struct cg *c)
 	}
 }
 
-void pressure_disarm(struct cg *c)
+static void pressure_disarm(struct cg *c)
 {
 	for (int i = 0; i < PSI_NRES; i++)
 		src_close(&c->psi[i]);
 	level_disarm(c);
-	if (c->swap_armed) {
-		c->swap_armed = false;
-		if (--swap_users == 0)
-			swap_stop();
-	}
-	for (int s = 0; s < PSRC_N; s++)
+	for (int s = 0; s <= PSRC_LEVEL; s++)
 		episode_end(c, s);
 }
+
+const struct trigger_ops trigger_pressure = {
+	.name = "pressure",
+	.triggers = TRIG_PSI | TRIG_PRESSURE_LEVEL,
+	.arm = pressure_arm,
+	.event = pressure_event,
+	.disarm = pressure_disarm,
+	.dump = pressure_dump,
+	.late = "pressure trigger(s) armed (cgroup populated)",
+};

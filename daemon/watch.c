@@ -509,51 +509,10 @@ static void watch_failed(const struct rule *r, const char *path, int err)
 	watches_short = true;
 }
 
-static char *join(const char *a, const char *b)
-{
-	char *s;
-
-	if (!*a)
-		return strdup(b);
-	if (asprintf(&s, "%s/%s", a, b) < 0)
-		return NULL;
-	return s;
-}
-
-static char *full_path(const char *rel)
-{
-	char *s;
-
-	if (asprintf(&s, "%s/%s", D.v2, rel) < 0)
-		return NULL;
-	return s;
-}
-
-/* Is rel populated? 1, 0, or -1 with errno (ENOENT: gone). Read from a
- * file opened for it: none is kept. */
-static int populated_at(const char *rel)
-{
-	char path[PATH_MAX], buf[256];
-	uint64_t v = 0;
-	bool populated;
-	int fd;
-
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s/cgroup.events", D.v2, rel) >= sizeof(path)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	populated = read_at0(fd, buf, sizeof(buf)) > 0 && kv_get(buf, "populated", &v) && v;
-	close(fd);
-	return populated;
-}
-
 /* Is c's cgroup populated? (short of files: as it was) */
 static bool read_populated(const struct cg *c)
 {
-	int p = populated_at(c->rel);
+	int p = cg_populated_at(c->rel);
 
 	if (p < 0)
 		return errno == EMFILE || errno == ENFILE ? c->populated : false;
@@ -562,65 +521,27 @@ static bool read_populated(const struct cg *c)
 
 /* ---- arming: the triggers' files, while populated ---- */
 
-static void file_id(int fd, uint64_t id[2])
-{
-	struct stat st;
+const struct trigger_ops *const triggers[] = { &trigger_pids, &trigger_memory, &trigger_pressure, &trigger_swap,
+						NULL };
 
-	id[0] = id[1] = 0;
-	if (fd >= 0 && fstat(fd, &st) == 0) {
-		id[0] = st.st_dev;
-		id[1] = st.st_ino;
+/* Arms c's triggers of its rule (late: only those that may be armed late,
+ * saying so); true if any was armed. */
+static void arm_triggers(struct cg *c, bool late)
+{
+	struct rule *r = c->rule;
+
+	for (const struct trigger_ops *const *t = triggers; *t; t++) {
+		if (!(r->triggers & (*t)->triggers) || (late && !(*t)->late))
+			continue;
+		if ((*t)->arm(c, late) && late)
+			log_msg(LOG_PRI_INFO, "rule %s: %s/%s: %s", r->name, D.v2, c->rel, (*t)->late);
 	}
 }
 
-static bool same_file(const uint64_t a[2], const uint64_t b[2])
+static void disarm_triggers(struct cg *c)
 {
-	return a[1] && a[0] == b[0] && a[1] == b[1];
-}
-
-/* pids: counted on from the samples of its last arming when the file is
- * the same (what rose meanwhile counts now, once), else from now. */
-static bool arm_pids(struct cg *c, bool quiet)
-{
-	char saved[sizeof(c->samples)];
-	unsigned n = c->nsamples, head = c->sample_head;
-	uint64_t id[2];
-
-	memcpy(saved, c->samples, sizeof(saved));
-	c->nsamples = 0;	/* pids_arm() samples from now: nothing fires on old samples */
-	if (!pids_arm(c, quiet)) {
-		memcpy(c->samples, saved, sizeof(saved));
-		c->nsamples = n;
-		c->sample_head = head;
-		return false;
-	}
-	file_id(c->pids.fd, id);
-	c->pids_hier = c->pids_v1 ? 1 : 2;
-	if (n && same_file(c->pids_file, id) && c->pids.fd >= 0) {
-		memcpy(c->samples, saved, sizeof(saved));
-		c->nsamples = n;
-		c->sample_head = head;
-		pids_event(c);
-	}
-	memcpy(c->pids_file, id, sizeof(id));
-	return true;
-}
-
-/* oom-kill: likewise from its last count */
-static bool arm_memory(struct cg *c, bool quiet)
-{
-	uint64_t base = c->oom_base, id[2];
-
-	if (!memory_arm(c, quiet))
-		return false;
-	file_id(c->mem.fd, id);
-	c->mem_hier = c->mem_v1 ? 1 : 2;
-	if (same_file(c->mem_file, id) && base < c->oom_base) {
-		c->oom_base = base;
-		memory_event(c, SRC_MEM);
-	}
-	memcpy(c->mem_file, id, sizeof(id));
-	return true;
+	for (const struct trigger_ops *const *t = triggers; *t; t++)
+		(*t)->disarm(c);
 }
 
 static void disarm(struct cg *c)
@@ -628,9 +549,7 @@ static void disarm(struct cg *c)
 	if (!c->armed)
 		return;
 	q_del(&emptied, c);
-	pids_disarm(c);
-	memory_disarm(c);
-	pressure_disarm(c);
+	disarm_triggers(c);
 	c->armed = false;
 	list_del(c);
 	list_add(&idle, c);
@@ -692,12 +611,7 @@ static void arm(struct cg *c)
 	list_del(c);
 	list_add(&D.cgs, c);
 	c->armed = true;
-	if (r->triggers & TRIG_PIDS)
-		arm_pids(c, false);
-	if (r->triggers & TRIG_OOM_KILL)
-		arm_memory(c, false);
-	if (r->triggers & (TRIG_PSI | TRIG_PRESSURE_LEVEL | TRIG_SWAP))
-		pressure_arm(c, false);
+	arm_triggers(c, false);
 	log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: populated: triggers armed", r->name, D.v2, c->rel);
 }
 
@@ -722,13 +636,12 @@ static void take_baselines(struct cg *c)
 {
 	if (!files_left())
 		return;	/* from its first arming then */
-	if ((c->rule->triggers & TRIG_PIDS) && arm_pids(c, false))
-		pids_disarm(c);
-	if ((c->rule->triggers & TRIG_OOM_KILL) && arm_memory(c, false))
-		memory_disarm(c);
+	for (const struct trigger_ops *const *t = triggers; *t; t++)
+		if ((*t)->counts && (c->rule->triggers & (*t)->triggers) && (*t)->arm(c, false))
+			(*t)->disarm(c);
 }
 
-static struct src timer = { .type = SRC_WATCH_TIMER, .fd = -1 };
+static struct src timer = { .event = watch_timer_event, .fd = -1 };
 static uint64_t polled_at;	/* the last poll of the cgroups past the cap */
 
 /* The timer runs while an emptied cgroup waits to be closed, and once a
@@ -786,7 +699,7 @@ static void dormant_poll(void)
 
 			for (unsigned k = 0; k < n && o->ring; k++) {
 				struct dormant *d = o->ring;
-				int p = populated_at(d->rel);
+				int p = cg_populated_at(d->rel);
 
 				o->ring = d->next;
 				if (p < 0 && errno == ENOENT) {
@@ -827,10 +740,11 @@ static void demote_over_cap(struct cg *c)
 	free(rel);
 }
 
-void watch_timer_event(void)
+void watch_timer_event(struct src *s)
 {
 	uint64_t ticks, t = now_ms();
 
+	(void)s;
 	if (timer.fd >= 0 && read(timer.fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		log_msg(LOG_PRI_DEBUG, "watch timer: %s", strerror(errno));
 	while (emptied.head && emptied.head->empty_since + EMPTY_CLOSE_MS <= t) {
@@ -849,10 +763,8 @@ void watch_timer_event(void)
 
 /* cgroup.events changed (inotify), or a resync: armed while populated,
  * closed a while after it empties. */
-void watch_populated_event(struct cg *c)
+static void watch_populated_event(struct cg *c)
 {
-	struct rule *r = c->rule;
-
 	if (c->dead)
 		return;
 	c->populated = read_populated(c);
@@ -871,18 +783,12 @@ void watch_populated_event(struct cg *c)
 		/* armed: what could not be armed then may be now: a late v1
 		 * counterpart, the v1 level standing in for memory-pressure,
 		 * PSI triggers dropped with their file (cgroup.pressure 0) */
-		if ((r->triggers & TRIG_PIDS) && c->pids.fd < 0 && arm_pids(c, true))
-			log_msg(LOG_PRI_INFO, "rule %s: %s/%s: pids triggers armed (v1 counterpart found)",
-				r->name, D.v2, c->rel);
-		if ((r->triggers & TRIG_OOM_KILL) && c->mem.fd < 0 && arm_memory(c, true))
-			log_msg(LOG_PRI_INFO, "rule %s: %s/%s: oom-kill armed (v1 counterpart found)",
-				r->name, D.v2, c->rel);
-		if ((r->triggers & (TRIG_PSI | TRIG_PRESSURE_LEVEL)) && pressure_arm(c, true))
-			log_msg(LOG_PRI_INFO, "rule %s: %s/%s: pressure trigger(s) armed (cgroup populated)",
-				r->name, D.v2, c->rel);
+		arm_triggers(c, true);
 	}
 	if (c->armed)
-		pids_populated_event(c);
+		for (const struct trigger_ops *const *t = triggers; *t; t++)
+			if ((*t)->populated)
+				(*t)->populated(c);
 }
 
 /* ---- cgroups ---- */
@@ -911,7 +817,7 @@ static void add_cg(struct rule *r, const char *rel, bool force)
 	if (!charge(owner, r, rel, force)) {
 		struct dormant *d;
 
-		if (populated_at(rel) != 1) {
+		if (cg_populated_at(rel) != 1) {
 			dormant_add(r, rel, owner);
 			return;
 		}
@@ -953,11 +859,11 @@ static void add_cg(struct rule *r, const char *rel, bool force)
 	c->events_wd = wd;
 	c->owner = owner;
 	c->rule = r;
-	c->pids.fd = c->pop.fd = c->mem.fd = c->efd.fd = c->recheck.fd = c->plevel.fd = -1;
-	c->pids.cg = c->pop.cg = c->mem.cg = c->efd.cg = c->recheck.cg = c->plevel.cg = c;
+	c->pids.fd = c->mem.fd = c->efd.fd = c->recheck.fd = c->plevel.fd = -1;
+	c->pids.cg = c->mem.cg = c->efd.cg = c->recheck.cg = c->plevel.cg = c;
 	c->plevel_file = -1;
 	for (int i = 0; i < PSI_NRES; i++)
-		c->psi[i] = (struct src){ .type = SRC_PSI, .fd = -1, .cg = c };
+		c->psi[i] = (struct src){ .fd = -1, .cg = c, .close_later = true };
 	list_add(&idle, c);
 	D.ncgs++;
 	kid(rel, 1);
@@ -994,11 +900,8 @@ static void remove_cg(struct cg *c)
 	if (c->dead)
 		return;
 	q_del(queue_of(c), c);
-	if (c->armed) {
-		pids_disarm(c);
-		memory_disarm(c);
-		pressure_disarm(c);
-	}
+	if (c->armed)
+		disarm_triggers(c);
 	htab_del(&cgs, hash_cg(c->rule, c->rel), c);
 	list_del(c);
 	unwatch_events(c);
@@ -1006,7 +909,7 @@ static void remove_cg(struct cg *c)
 	uncharge(c->owner);
 	D.ncgs--;
 	victim_forget(c);
-	src_close(&c->pop);
+	act_forget(c);
 	c->dead = true;
 	c->armed = false;
 	c->next = dead;
@@ -1035,7 +938,7 @@ static void child(const char *parent, struct rule *r, unsigned level, const char
 
 	if (fnmatch(r->comp[level], name, FNM_PERIOD) != 0)
 		return;
-	rel = join(parent, name);
+	rel = cg_join(parent, name);
 	if (!rel)
 		return;
 	if (level + 1 == r->ncomp)
@@ -1047,7 +950,7 @@ static void child(const char *parent, struct rule *r, unsigned level, const char
 
 static void scan(const char *rel, struct rule *r, unsigned level)
 {
-	char *path = *rel ? full_path(rel) : strdup(D.v2);
+	char *path = *rel ? cg_full_path(rel) : strdup(D.v2);
 	DIR *d;
 	struct dirent *e;
 
@@ -1129,7 +1032,7 @@ static void add_interest(const char *rel, struct rule *r, unsigned level)
 	struct interest *grown;
 
 	if (!w) {
-		char *path = *rel ? full_path(rel) : strdup(D.v2);
+		char *path = *rel ? cg_full_path(rel) : strdup(D.v2);
 		unsigned owner = *rel ? owner_of(rel) : 0;
 		int wd;
 
@@ -1269,7 +1172,7 @@ static void resync(void)
 	/* downwards: a removal moves the last one (seen already) into its place */
 	for (size_t i = nwdirs; i-- > 0;) {
 		char *rel = i < nwdirs && *wdirs[i]->rel ? strdup(wdirs[i]->rel) : NULL;
-		char *p = rel ? full_path(rel) : NULL;
+		char *p = rel ? cg_full_path(rel) : NULL;
 
 		if (p && access(p, F_OK) < 0 && errno == ENOENT)
 			gone(rel);
@@ -1281,7 +1184,7 @@ static void resync(void)
 		for (struct cg *c = *h; c && n < D.ncgs; c = c->next)
 			all[n++] = c;
 	for (size_t i = 0; i < n; i++) {
-		char *p = full_path(all[i]->rel);
+		char *p = cg_full_path(all[i]->rel);
 
 		if (p && access(p, F_OK) < 0 && errno == ENOENT)
 			remove_cg(all[i]);
@@ -1310,7 +1213,7 @@ static void dir_event(struct wdir *w, const struct inotify_event *e)
 			child(w->rel, in.rule, in.level, e->name);
 		}
 	} else if (e->mask & (IN_DELETE | IN_MOVED_FROM)) {
-		char *rel = join(w->rel, e->name);
+		char *rel = cg_join(w->rel, e->name);
 
 		if (rel)
 			gone(rel);
@@ -1318,12 +1221,12 @@ static void dir_event(struct wdir *w, const struct inotify_event *e)
 	}
 }
 
-void watch_inotify_event(void)
+void watch_inotify_event(struct src *s)
 {
 	char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
 
 	for (;;) {
-		ssize_t n = read(D.inotify.fd, buf, sizeof(buf));
+		ssize_t n = read(s->fd, buf, sizeof(buf));
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -1382,7 +1285,10 @@ static void dump_cg(const struct cg *c)
 		c->armed ? (c->queued ? " (empty: files closed soon)" : "")
 			 : c->populated ? " (populated: not armed, short of files)"
 					: " (empty: no file open, armed when populated)");
-	pressure_dump(c);
+	counterpart_dump(c);
+	for (const struct trigger_ops *const *t = triggers; *t; t++)
+		if ((*t)->dump)
+			(*t)->dump(c);
 }
 
 void watch_dump(void)

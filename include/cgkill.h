@@ -140,6 +140,59 @@ int cgk_kill_fd(int cgroup_dirfd, const cgk_options *opts, cgk_report **report);
  * pid is there. */
 int cgk_kill_pid(pid_t pid, const cgk_options *opts, cgk_report **report);
 
+/* ---- killing from an event loop ---- */
+/*
+ * Since 1.4. The same kill as cgk_kill(), for a program that must not
+ * block (an event loop): start it, watch a file descriptor, step it when
+ * that is readable, and finish it for the report.
+ *
+ *	cgk_kill_op *op;
+ *	int r = cgk_kill_start(path, opts, &op);	(returns at once)
+ *	... add cgk_kill_op_fd(op) to the loop's epoll set (EPOLLIN) ...
+ *	on readable: if (cgk_kill_op_step(op) != -EAGAIN) {
+ *		r = cgk_kill_op_finish(op, &rep);
+ *		...
+ *	}
+ *
+ * The escalations' waits and the final wait are deadlines the op keeps
+ * (a timer of its own); emptiness comes from cgroup.events (v2) or from
+ * polling with backoff (v1); CGK_REAP's wait for exiting processes is a
+ * phase watched through pidfds. One op is used by one thread at a time;
+ * different ops may run in parallel.
+ */
+typedef struct cgk_kill_op cgk_kill_op;
+
+/* Start a kill and return at once: resolving the target, the guard rails,
+ * the confirm callback (which runs here, in the caller's thread) and the
+ * first signal happen in this call, each bounded as in cgk_kill(). 0 and
+ * *ret an op, which holds the outcome even when the kill already ended
+ * here (a refusal, a failure, no wait); a negative errno and *ret NULL
+ * only when no op could be made (-ENOMEM; -EINVAL for a NULL ret). */
+int cgk_kill_start(const char *path, const cgk_options *opts, cgk_kill_op **ret);
+int cgk_kill_start_fd(int cgroup_dirfd, const cgk_options *opts, cgk_kill_op **ret);
+int cgk_kill_start_pid(pid_t pid, const cgk_options *opts, cgk_kill_op **ret);
+/* A file descriptor to watch for readability (poll POLLIN, epoll EPOLLIN):
+ * it becomes readable whenever cgk_kill_op_step() is due, deadlines
+ * included, and at once (and for good) when the op has ended. Valid until
+ * cgk_kill_op_finish(); never close it. */
+int cgk_kill_op_fd(const cgk_kill_op *op);
+/* For callers that keep their own timers instead: ms until the next
+ * deadline (0: step now; UINT64_MAX: none, the fd alone will say). */
+uint64_t cgk_kill_op_timeout(const cgk_kill_op *op);
+/* Advance the kill; never blocks for longer than a signal phase (bounded,
+ * as in cgk_kill()). -EAGAIN: still under way, wait for the fd again; else
+ * the kill is over and this is what cgk_kill() would have returned (0 or a
+ * negative errno), the same on every later call. Spurious calls are
+ * harmless. The progress callback is called from here, about every 250 ms
+ * of a wait, and the cancel flag is looked at here. */
+int cgk_kill_op_step(cgk_kill_op *op);
+/* End the op and free it: the result (as cgk_kill_op_step()'s last), and
+ * *report (if not NULL) gets the report, as cgk_kill() gives it. An op
+ * not over yet is abandoned cleanly: nothing stays frozen, no further
+ * signal is sent, and the result is -ECANCELED (the report says so). NULL
+ * op: -EINVAL. */
+int cgk_kill_op_finish(cgk_kill_op *op, cgk_report **report);
+
 /* ---- the report ---- */
 cgk_report *cgk_report_free(cgk_report *report);
 /* Absolute path of the target as resolved (or as given, if unresolved). */

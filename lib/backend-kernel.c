@@ -55,7 +55,7 @@ static int kernel_send(struct cgk_run *run, int sig)
 		cgk_reap(run, pins.fd[i]);
 	if (r >= 0 && pinned < 0 && !run->rep->reap_errno)
 		run->rep->reap_errno = -pinned;
-	cgk_pins_close(&pins);
+	cgk_pins_close(&pins, -1);
 	if (r < 0)
 		return cgk_error_set(&run->err, r, "cannot write cgroup.kill");
 	thaw_left_behind(run);

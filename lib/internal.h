@@ -4,7 +4,9 @@
  * file calls only files on lines below its own (tests/test-layers.sh reads
  * this list and checks it against the objects' symbols).
  *
- *	kill.c			the entry points: guard, backend, wait, report
+ *	op.c			the entry points: a kill as a state machine (the
+ *				op), and cgk_kill() driving one to its end
+ *	kill.c			the pieces of a kill: guard, backend, boost, report
  *	guard.c wait.c		guard rails; waiting for the subtree to empty
  *	protected.c		the protected list: read, parsed, walked
  *	backend-*.c		one file a backend
@@ -300,7 +302,7 @@ struct cgk_run {
 	 * pid namespace, or cannot tell. */
 	bool kthreads_visible;
 	/* CGK_REAP: killed processes that were freeing their memory
-	 * themselves already (cgk_reap_wait()). */
+	 * themselves already (cgk_reap_left()). */
 	struct cgk_pins exiting;
 };
 
@@ -373,13 +375,19 @@ int cgk_signal_pin(struct cgk_run *run, struct cgk_pins *pins);
  * other errno (ENOSYS before Linux 5.15) is the report's reap_errno, and
  * later calls do nothing. */
 void cgk_reap(struct cgk_run *run, int pidfd);
-/* Wait (until deadline, cgk_now_ms; -ECANCELED if the caller's cancel
- * flag is set) for the processes of run->exiting to finish their exit,
- * which frees their memory before the pidfd tells it; closes them all. So
- * a reap that lost the race to a process's own exit still returns with
- * the memory back. */
+/* The processes of run->exiting that have not finished their exit yet,
+ * which frees their memory before the pidfd tells it: those that have are
+ * closed (and taken out of epfd, if not -1). So a reap that lost the race
+ * to a process's own exit still ends with the memory back. */
+size_t cgk_reap_left(struct cgk_run *run, int epfd);
+/* Watch the pidfds of run->exiting in epfd (EPOLLIN: exited). */
+int cgk_reap_watch(struct cgk_run *run, int epfd);
+/* Wait for them (until deadline, cgk_now_ms; -ECANCELED if the caller's
+ * cancel flag is set), a look every CGK_REAP_SLICE_MS, and close them. */
+#define CGK_REAP_SLICE_MS 50
 int cgk_reap_wait(struct cgk_run *run, uint64_t deadline);
-void cgk_pins_close(struct cgk_pins *pins);
+/* Close them all (taken out of epfd first, if not -1). */
+void cgk_pins_close(struct cgk_pins *pins, int epfd);
 
 /* ---- passes.c ---- */
 /* Passes until one finds nothing new (bounded by deadline, cgk_now_ms);
@@ -407,8 +415,23 @@ extern const struct cgk_backend_ops cgk_backend_loop;
 int cgk_v1_freeze_send(struct cgk_run *run, int sig, unsigned settle_ms);
 
 /* ---- wait.c ---- */
-/* Wait until the subtree is empty or deadline_ms (absolute, cgk_now_ms)
- * passes: 0 if empty, -ETIMEDOUT otherwise. */
+/* A wait for the subtree to empty, looked at when the caller is woken. */
+struct cgk_wait {
+	int events_fd;		/* v2 cgroup.events (POLLPRI on changes); -1 on v1 */
+	uint64_t start, deadline;	/* cgk_now_ms */
+	uint64_t next_progress, next_poll;
+	unsigned delay;		/* v1: the backoff between looks */
+};
+void cgk_wait_begin(struct cgk_run *run, struct cgk_wait *w, uint64_t deadline);
+/* One look: 0 if empty, -EAGAIN not yet, -ETIMEDOUT past the deadline,
+ * -ECANCELED by the caller's flag, or -errno. Calls the progress callback
+ * when one is due. */
+int cgk_wait_look(struct cgk_run *run, struct cgk_wait *w);
+/* When the next look is due (cgk_now_ms), if events_fd says nothing. */
+uint64_t cgk_wait_next(const struct cgk_run *run, const struct cgk_wait *w);
+void cgk_wait_end(struct cgk_wait *w);
+/* Look until the subtree is empty or deadline_ms passes (0 or -ETIMEDOUT),
+ * sleeping in between. */
 int cgk_wait_empty(struct cgk_run *run, uint64_t deadline_ms);
 
 /* ---- guard.c ---- */
@@ -439,5 +462,58 @@ int cgk_protected_load(const char *file, char **text, size_t *len, const char **
  * for a line that cannot be understood (fault says which), -ENOMEM. */
 int cgk_protected_walk(const char *text, size_t len, cgk_protected_visit *visit, void *arg,
 		       struct cgk_protected_fault *fault);
+/* ---- kill.c: the pieces of a kill ---- */
+/* struct sched_attr as of Linux 3.14 (SCHED_ATTR_SIZE_VER0). */
+struct cgk_boost_attr {
+	uint32_t size, policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t priority;
+	uint64_t runtime, deadline, period;
+};
+/*
+ * CGK_BOOST: from the call until the signal is sent, SCHED_RR 1 where the
+ * caller may (CAP_SYS_NICE or RLIMIT_RTPRIO, and an RT budget in its cpu
+ * cgroup), else nice -20 where it may: beside a fork bomb's thousands of
+ * runnable tasks a killer of ordinary weight gets a sliver of the CPU, a
+ * slice every second or two. For this thread only; dropped before any
+ * wait and before the confirm callback, taken again for an escalation's
+ * signal; a caller already real-time is left as it is. Resolving the
+ * target and the guard rails are a few reads, and every backend's signal
+ * phase is bounded (10 s), as is RT time (the kernel's RT throttling,
+ * by default 0.95 s in every second). With CGK_BOOSTED, a caller at
+ * SCHED_RR came raised for the call: the boost is already on; its drops go
+ * to SCHED_OTHER at the caller's nice, and the end gives back what it came
+ * with.
+ */
+struct cgk_boost {
+	bool on, raised, niced, held;
+	int nice;
+	struct cgk_boost_attr old, came;
+};
+/* The boost of a call with opts, raised at once if raise. */
+struct cgk_boost cgk_boost_start(const struct cgk_options *opts, bool raise);
+void cgk_boost_raise(struct cgk_boost *b);
+void cgk_boost_drop(struct cgk_boost *b);
+/* The end of the call: back to what the caller came with. */
+void cgk_boost_end(struct cgk_boost *b);
+/* /proc/PID/cgroup's cgroup of pid opened as run->t once its list holds
+ * pid; the boost starts after the lookup. */
+int cgk_kill_resolve_pid(struct cgk_run *run, pid_t pid, struct cgk_boost *boost);
+/* On the resolved target: the report named, /proc opened, the guard rails. */
+int cgk_kill_prepare(struct cgk_run *run);
+/* The dry run's list (1: done) or the confirm callback (0: go on, or the
+ * refusal), the boost dropped around the callback. */
+int cgk_kill_confirm(struct cgk_run *run, struct cgk_boost *boost);
+/* Send sig at the boosted priority (a backend picked, falling back). */
+int cgk_kill_send(struct cgk_run *run, struct cgk_boost *boost, int sig);
+/* A wait's end r in the report (waited, emptied, interrupted); returns r. */
+int cgk_kill_waited(struct cgk_run *run, int r);
+/* The kernel backend does not walk the tree: the cgroups counted. */
+void cgk_kill_count_cgroups(struct cgk_run *run);
+/* After a timed-out wait: list the survivors and say what is left. */
+int cgk_kill_survivors(struct cgk_run *run, int r);
+/* Everything the run holds closed, the target too. */
+void cgk_kill_cleanup(struct cgk_run *run);
 
 #endif

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * cgk_kill(): resolve the target, check the guard rails, pick a backend
- * (falling back when one cannot start), send the signal and any escalation,
- * wait for the subtree to empty, and fill the report.
+ * The pieces of a kill, which op.c puts in order: the run prepared on a
+ * resolved target (guard rails), the dry run and the confirm callback, a
+ * backend picked (falling back when one cannot start) and the signal sent
+ * at the boosted priority, and what the report says at the end.
  */
 #include <fcntl.h>
 #include <sched.h>
@@ -100,38 +101,8 @@ static int send_signal(struct cgk_run *run, int sig)
 	return cgk_error_set(&run->err, r, "no backend can signal this cgroup");
 }
 
-/* struct sched_attr as of Linux 3.14 (SCHED_ATTR_SIZE_VER0). */
-struct boost_attr {
-	uint32_t size, policy;
-	uint64_t flags;
-	int32_t nice;
-	uint32_t priority;
-	uint64_t runtime, deadline, period;
-};
-
-/*
- * CGK_BOOST: from the call until the signal is sent, SCHED_RR 1 where the
- * caller may (CAP_SYS_NICE or RLIMIT_RTPRIO, and an RT budget in its cpu
- * cgroup), else nice -20 where it may: beside a fork bomb's thousands of
- * runnable tasks a killer of ordinary weight gets a sliver of the CPU, a
- * slice every second or two. For this thread only; dropped before any
- * wait and before the confirm callback, taken again for an escalation's
- * signal; a caller already real-time is left as it is. Resolving the
- * target and the guard rails are a few reads, and every backend's signal
- * phase is bounded (10 s), as is RT time (the kernel's RT throttling,
- * by default 0.95 s in every second). With CGK_BOOSTED, a caller at
- * SCHED_RR came raised for the call: the boost is already on; its drops go
- * to SCHED_OTHER at the caller's nice, and the end gives back what it came
- * with.
- */
-struct boost {
-	bool on, raised, niced, held;
-	int nice;
-	struct boost_attr old, came;
-};
-
 /* CGK_BOOSTED: the caller's real-time priority is the boost, on already. */
-static void boost_adopt(struct boost *b)
+static void boost_adopt(struct cgk_boost *b)
 {
 	int nice;
 
@@ -141,19 +112,19 @@ static void boost_adopt(struct boost *b)
 	/* sched_getattr() leaves out the nice of a real-time thread. */
 	errno = 0;
 	nice = getpriority(PRIO_PROCESS, 0);
-	b->old = (struct boost_attr){ .size = sizeof(b->old), .policy = SCHED_OTHER,
+	b->old = (struct cgk_boost_attr){ .size = sizeof(b->old), .policy = SCHED_OTHER,
 				      .nice = errno ? 0 : nice };
 	b->held = b->raised = true;
 }
 
-static void boost_raise(struct boost *b)
+void cgk_boost_raise(struct cgk_boost *b)
 {
 	/* flags: SCHED_FLAG_RESET_ON_FORK */
-	struct boost_attr rr = { .size = sizeof(rr), .policy = SCHED_RR, .flags = 0x01, .priority = 1 };
+	struct cgk_boost_attr rr = { .size = sizeof(rr), .policy = SCHED_RR, .flags = 0x01, .priority = 1 };
 
 	if (!b->on || b->raised || b->niced)
 		return;
-	b->old = (struct boost_attr){ .size = sizeof(b->old) };
+	b->old = (struct cgk_boost_attr){ .size = sizeof(b->old) };
 	if (syscall(SYS_sched_getattr, 0, &b->old, sizeof(b->old), 0) < 0 ||
 	    (b->old.policy != SCHED_OTHER && b->old.policy != SCHED_BATCH))
 		return;
@@ -162,7 +133,7 @@ static void boost_raise(struct boost *b)
 	b->niced = !b->raised && b->nice > -20 && setpriority(PRIO_PROCESS, 0, -20) == 0;
 }
 
-static void boost_drop(struct boost *b)
+void cgk_boost_drop(struct cgk_boost *b)
 {
 	b->old.size = sizeof(b->old);
 	if (b->raised && syscall(SYS_sched_setattr, 0, &b->old, 0) < 0) {
@@ -176,22 +147,23 @@ static void boost_drop(struct boost *b)
 }
 
 /* The end of the call: back to what the caller came with. */
-static void boost_end(struct boost *b)
+void cgk_boost_end(struct cgk_boost *b)
 {
-	boost_drop(b);
+	cgk_boost_drop(b);
 	if (b->held)
 		syscall(SYS_sched_setattr, 0, &b->came, 0);
 	b->held = false;
 }
 
-static struct boost boost_start(const struct cgk_options *opts)
+struct cgk_boost cgk_boost_start(const struct cgk_options *opts, bool raise)
 {
-	struct boost b = { .on = opts && (opts->flags & CGK_BOOST) && !(opts->flags & CGK_DRY_RUN),
+	struct cgk_boost b = { .on = opts && (opts->flags & CGK_BOOST) && !(opts->flags & CGK_DRY_RUN),
 			   .came = { .size = sizeof(b.came) } };
 
 	if (b.on && (opts->flags & CGK_BOOSTED))
 		boost_adopt(&b);
-	boost_raise(&b);
+	if (raise)
+		cgk_boost_raise(&b);
 	return b;
 }
 
@@ -205,12 +177,9 @@ static int check_threaded(struct cgk_run *run)
 	return 0;
 }
 
-static int wait_empty(struct cgk_run *run, uint64_t deadline)
+int cgk_kill_waited(struct cgk_run *run, int r)
 {
-	int r;
-
 	run->rep->waited = true;
-	r = cgk_wait_empty(run, deadline);
 	if (r == 0)
 		run->rep->emptied = true;
 	else if (r == -ECANCELED)
@@ -220,7 +189,7 @@ static int wait_empty(struct cgk_run *run, uint64_t deadline)
 
 /* The kernel backend does not walk the tree: count it for the report.
  * Best effort: its failure is not the call's, so it says nothing. */
-static void count_cgroups(struct cgk_run *run)
+void cgk_kill_count_cgroups(struct cgk_run *run)
 {
 	struct cgk_error said = run->err;
 
@@ -232,8 +201,7 @@ static void count_cgroups(struct cgk_run *run)
 	run->err = said;
 }
 
-/* After a timed-out wait: list the survivors and say what is left. */
-static int report_survivors(struct cgk_run *run, int r)
+int cgk_kill_survivors(struct cgk_run *run, int r)
 {
 	struct cgk_report *rep = run->rep;
 	struct cgk_process_list *left = &rep->lists[CGK_LIST_SURVIVORS];
@@ -257,92 +225,41 @@ static int report_survivors(struct cgk_run *run, int r)
 			     left->n, ms);
 }
 
-/* Send sig at the boosted priority. With CGK_REAP, then wait for the
- * killed processes that were freeing their memory themselves (the reap
- * lost the race to their exit): the memory is back when this returns. */
-static int send_boosted(struct cgk_run *run, struct boost *boost, int sig)
+int cgk_kill_send(struct cgk_run *run, struct cgk_boost *boost, int sig)
 {
-	int r, w;
+	int r;
 
-	boost_raise(boost);
+	cgk_boost_raise(boost);
 	r = send_signal(run, sig);
-	boost_drop(boost);
-	if (!run->exiting.n)
-		return r;
-	w = cgk_reap_wait(run, cgk_deadline_after(CGK_SEND_BUDGET_MS));
-	if (r >= 0 && w < 0)
-		r = cgk_error_set(&run->err, w, "interrupted while the killed processes exit");
+	cgk_boost_drop(boost);
 	return r;
 }
 
-/* Everything after the guard rails: confirm, signal, escalate, wait. */
-static int kill_checked(struct cgk_run *run, struct boost *boost)
+int cgk_kill_confirm(struct cgk_run *run, struct cgk_boost *boost)
 {
 	const struct cgk_options *opts = run->opts;
 	struct cgk_report *rep = run->rep;
-	uint64_t start;
+	unsigned procs = 0, cgroups = 0;
 	int r;
 
 	if (opts->flags & CGK_DRY_RUN) {
 		r = cgk_tree_list(run, &rep->lists[CGK_LIST_LISTED], &rep->cgroups);
-		return r < 0 ? cgk_error_wrap(&run->err, r, "cannot list the processes") : 0;
+		return r < 0 ? cgk_error_wrap(&run->err, r, "cannot list the processes") : 1;
 	}
-	if (opts->confirm) {
-		unsigned procs = 0, cgroups = 0;
-
-		r = cgk_tree_count(run, &procs, &cgroups);
-		if (r < 0)
-			return cgk_error_wrap(&run->err, r, "cannot count the processes");
-		boost_drop(boost);
-		if (!opts->confirm(rep->path, procs, cgroups, opts->confirm_data)) {
-			rep->refused = CGK_GUARD_DECLINED;
-			return cgk_error_set(&run->err, -ECANCELED, "not confirmed, nothing signalled");
-		}
-	}
-
-	start = cgk_now_ms();
-	r = send_boosted(run, boost, opts->signal);
-	/* A process that refused one signal refuses the next: no escalation,
-	 * no wait for what cannot go. */
-	for (size_t i = 0; r >= 0 && !run->self_seen && !rep->not_permitted &&
-			   i < opts->n_escalations; i++) {
-		const struct cgk_escalation *e = &opts->escalations[i];
-
-		r = wait_empty(run, cgk_deadline_after(e->after_ms));
-		if (r == 0)
-			break;
-		if (r == -ETIMEDOUT)
-			r = send_boosted(run, boost, e->signal);
-		else
-			r = cgk_error_wrap(&run->err, r, "cannot wait");
-	}
-	rep->signal_ms = cgk_now_ms() - start;
-	count_cgroups(run);
-	if (r < 0)
-		return r;
-	if (rep->not_permitted)
-		return cgk_error_set(&run->err, -EPERM, "%u process(es) could not be signalled: "
-				     "not permitted (%u signalled)", rep->not_permitted,
-				     rep->signalled);
-
-	/* With --force on our own cgroup: we go last, like everyone else. */
-	if (run->self_seen) {
-		kill(run->self, rep->signals[rep->n_signals - 1].signal);
+	if (!opts->confirm)
 		return 0;
+	r = cgk_tree_count(run, &procs, &cgroups);
+	if (r < 0)
+		return cgk_error_wrap(&run->err, r, "cannot count the processes");
+	cgk_boost_drop(boost);
+	if (!opts->confirm(rep->path, procs, cgroups, opts->confirm_data)) {
+		rep->refused = CGK_GUARD_DECLINED;
+		return cgk_error_set(&run->err, -ECANCELED, "not confirmed, nothing signalled");
 	}
-	if (!rep->emptied && opts->wait_ms) {
-		r = wait_empty(run, cgk_deadline_after(opts->wait_ms));
-		if (r == -ETIMEDOUT)
-			r = report_survivors(run, r);
-		else if (r < 0)
-			r = cgk_error_wrap(&run->err, r, "cannot wait for the cgroup to empty");
-	}
-	if (rep->emptied)
-		rep->empty_ms = cgk_now_ms() - start;
-	return r;
+	return 0;
 }
 
-static int run_target(struct cgk_run *run, struct boost *boost)
+int cgk_kill_prepare(struct cgk_run *run)
 {
 	const struct cgk_target *t = run->t;
 	struct rlimit nofile;
@@ -362,112 +279,42 @@ static int run_target(struct cgk_run *run, struct boost *boost)
 	cgk_proc_check(run);
 
 	r = check_threaded(run);
-	if (r >= 0)
-		r = cgk_guard_check(run);
-	if (r >= 0)
-		r = kill_checked(run, boost);
+	return r < 0 ? r : cgk_guard_check(run);
+}
+
+void cgk_kill_cleanup(struct cgk_run *run)
+{
 	cgk_pidset_free(&run->done);
-	cgk_pins_close(&run->exiting);
-	close(run->procfd);
-	return r;
-}
-
-/*
- * The end of every entry point: resolve (open, a function of cgk_target_*
- * on t), run, and hand out the report. The report's error and message are
- * set here and only here, when the call fails.
- */
-static int kill_end(int r, struct cgk_run *run, struct boost *boost, cgk_report **ret)
-{
-	if (r >= 0) {
-		r = run_target(run, boost);
-		cgk_target_close(run->t);
-	}
-	boost_end(boost);
-	if (r < 0 && run->rep)
-		cgk_report_fail(run->rep, r, &run->err);
-	cgk_error_free(&run->err);
-	if (ret)
-		*ret = run->rep;
-	else
-		cgk_report_free(run->rep);
-	return r;
-}
-
-/* The start of every entry point: a report named shown, and the run. */
-static int kill_start(const char *shown, const cgk_options *opts, cgk_report **ret,
-		      struct cgk_target *t, struct cgk_run *run)
-{
-	*t = (struct cgk_target){ .fd = -1 };
-	*run = (struct cgk_run){ .opts = opts ?: &cgk_default_options, .t = t, .self = getpid() };
-	if (ret)
-		*ret = NULL;
-	run->rep = cgk_report_new(shown);
-	return run->rep ? 0 : -ENOMEM;
-}
-
-CGK_EXPORT int cgk_kill(const char *path, const cgk_options *opts, cgk_report **ret)
-{
-	struct cgk_target t;
-	struct cgk_run run;
-	struct boost boost = boost_start(opts);
-	int r = kill_start(path, opts, ret, &t, &run);
-
-	if (r >= 0)
-		r = cgk_target_open(path, &t, &run.err);
-	return kill_end(r, &run, &boost, ret);
-}
-
-CGK_EXPORT int cgk_kill_fd(int cgroup_dirfd, const cgk_options *opts, cgk_report **ret)
-{
-	struct cgk_target t;
-	struct cgk_run run;
-	struct boost boost = boost_start(opts);
-	char shown[32];
-	int r;
-
-	snprintf(shown, sizeof(shown), "fd %d", cgroup_dirfd);
-	r = kill_start(shown, opts, ret, &t, &run);
-	if (r >= 0)
-		r = cgk_target_from_fd(cgroup_dirfd, &t, &run.err);
-	return kill_end(r, &run, &boost, ret);
+	cgk_pins_close(&run->exiting, -1);
+	if (run->procfd >= 0)
+		close(run->procfd);
+	run->procfd = -1;
+	cgk_target_close(run->t);
 }
 
 /* /proc/PID/cgroup names the cgroup, and the number comes from a /proc
  * that may belong to another pid namespace, and the name may lead through
  * a bind mount to another cgroup: so the cgroup opened must list the pid
  * itself before anything is signalled. */
-CGK_EXPORT int cgk_kill_pid(pid_t pid, const cgk_options *opts, cgk_report **ret)
+int cgk_kill_resolve_pid(struct cgk_run *run, pid_t pid, struct cgk_boost *boost)
 {
 	_cleanup_free_ char *path = NULL;
-	struct cgk_target t;
-	struct cgk_run run;
-	struct boost boost = { 0 };
-	char shown[32];
-	int r;
+	struct cgk_target *t = run->t;
+	int r = cgk_cgroup_of_pid(pid, &path);
 
-	snprintf(shown, sizeof(shown), "pid %d", (int)pid);
-	r = kill_start(shown, opts, ret, &t, &run);
 	if (r < 0)
-		return kill_end(r, &run, &boost, ret);
-	r = cgk_cgroup_of_pid(pid, &path);
-	if (r < 0) {
-		cgk_error_set(&run.err, r, "cannot find its cgroup v2");
-		return kill_end(r, &run, &boost, ret);
-	}
-	r = cgk_report_set_path(run.rep, path);
-	boost = boost_start(opts);
+		return cgk_error_set(&run->err, r, "cannot find its cgroup v2");
+	r = cgk_report_set_path(run->rep, path);
+	*boost = cgk_boost_start(run->opts, true);
 	if (r >= 0)
-		r = cgk_target_open(path, &t, &run.err);
-	if (r >= 0 && (r = cgk_target_holds(&t, pid)) < 0)
-		cgk_error_about(&run.err, r, t.path,
+		r = cgk_target_open(path, t, &run->err);
+	if (r >= 0 && (r = cgk_target_holds(t, pid)) < 0)
+		cgk_error_about(&run->err, r, t->path,
 				r == -EINVAL ? "%d is not a process ID (is /proc/%d a thread? name its "
 					       "process): refusing" :
 				"process %d is not in this cgroup, though /proc/%d/cgroup names it "
 				"(a /proc of another pid namespace, a mount that shows another "
 				"cgroup there, or the process moved): refusing",
 				(int)pid, (int)pid);
-	if (r < 0)
-		cgk_target_close(&t);
-	return kill_end(r, &run, &boost, ret);
+	return r;
 }

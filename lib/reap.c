@@ -15,6 +15,7 @@
  */
 #include <poll.h>
 #include <fcntl.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
 
 #include "internal.h"
@@ -23,8 +24,6 @@
 #if !defined(SYS_process_mrelease) && !defined(__alpha__)
 #define SYS_process_mrelease 448
 #endif
-
-#define POLL_SLICE_MS 50	/* how often the cancel flag is looked at */
 
 static int process_mrelease(int pidfd)
 {
@@ -77,18 +76,46 @@ void cgk_reap(struct cgk_run *run, int pidfd)
 
 /* A pidfd is readable once its process has exited: after exit_mm(), which
  * freed the memory (unless another process shares it). */
-int cgk_reap_wait(struct cgk_run *run, uint64_t deadline)
+size_t cgk_reap_left(struct cgk_run *run, int epfd)
 {
 	struct cgk_pins *x = &run->exiting;
-	struct pollfd *p = x->n ? calloc(x->n, sizeof(*p)) : NULL;
-	size_t left = x->n;
+	size_t kept = 0;
+
+	for (size_t i = 0; i < x->n; i++) {
+		struct pollfd p = { .fd = x->fd[i], .events = POLLIN };
+
+		if (poll(&p, 1, 0) == 0) {
+			x->fd[kept++] = x->fd[i];
+			continue;
+		}
+		if (epfd >= 0)
+			epoll_ctl(epfd, EPOLL_CTL_DEL, x->fd[i], NULL);
+		close(x->fd[i]);
+	}
+	x->n = kept;
+	return kept;
+}
+
+int cgk_reap_watch(struct cgk_run *run, int epfd)
+{
+	const struct cgk_pins *x = &run->exiting;
+
+	for (size_t i = 0; i < x->n; i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.fd = x->fd[i] };
+
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, x->fd[i], &ev) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+int cgk_reap_wait(struct cgk_run *run, uint64_t deadline)
+{
 	int r = 0;
 
-	for (size_t i = 0; p && i < x->n; i++)
-		p[i] = (struct pollfd){ .fd = x->fd[i], .events = POLLIN };
-	while (p && left) {
+	while (cgk_reap_left(run, -1)) {
 		uint64_t now = cgk_now_ms();
-		int n;
+		struct pollfd p = { .fd = run->exiting.fd[0], .events = POLLIN };
 
 		if (run->opts->cancel && *run->opts->cancel) {
 			r = -ECANCELED;
@@ -96,25 +123,19 @@ int cgk_reap_wait(struct cgk_run *run, uint64_t deadline)
 		}
 		if (now >= deadline)
 			break;
-		n = poll(p, x->n, deadline - now < POLL_SLICE_MS ? (int)(deadline - now) : POLL_SLICE_MS);
-		if (n < 0 && errno != EINTR)
-			break;
-		for (size_t i = 0; n > 0 && i < x->n; i++) {
-			if (p[i].fd >= 0 && p[i].revents) {
-				p[i].fd = -1;	/* poll() passes over it from now on */
-				left--;
-			}
-		}
+		poll(&p, 1, deadline - now < CGK_REAP_SLICE_MS ? (int)(deadline - now) : CGK_REAP_SLICE_MS);
 	}
-	free(p);
-	cgk_pins_close(x);
+	cgk_pins_close(&run->exiting, -1);
 	return r;
 }
 
-void cgk_pins_close(struct cgk_pins *pins)
+void cgk_pins_close(struct cgk_pins *pins, int epfd)
 {
-	for (size_t i = 0; i < pins->n; i++)
+	for (size_t i = 0; i < pins->n; i++) {
+		if (epfd >= 0)
+			epoll_ctl(epfd, EPOLL_CTL_DEL, pins->fd[i], NULL);
 		close(pins->fd[i]);
+	}
 	free(pins->fd);
 	*pins = (struct cgk_pins){ 0 };
 }

@@ -1,55 +1,34 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Wait for a subtree to empty: "populated 0" in cgroup.events on v2 (poll
- * wakes on changes; coalesced, so re-read every time), polling the process
- * lists with backoff on v1, which has no such file. */
+/* Wait for a subtree to empty, one look at a time: "populated 0" in
+ * cgroup.events on v2 (it wakes pollers on changes; coalesced, so re-read
+ * every look), the process lists polled with backoff on v1, which has no
+ * such file. The caller sleeps between looks, until cgk_wait_next() or a
+ * change of the events fd, whichever comes first. */
 #include <fcntl.h>
 #include <poll.h>
 
 #include "internal.h"
 
 #define PROGRESS_MS 250
+#define POLL_MAX_MS 50	/* the longest v1 backoff */
 
 static bool cancelled(const struct cgk_run *run)
 {
 	return run->opts->cancel && *run->opts->cancel;
 }
 
-static void progress(struct cgk_run *run, uint64_t start, uint64_t *next)
+static void progress(struct cgk_run *run, struct cgk_wait *w, uint64_t now)
 {
-	uint64_t now = cgk_now_ms();
 	unsigned left = 0;
 
-	if (!run->opts->progress || now < *next)
+	/* The tick also wakes the waiter for the cancel flag. */
+	if (now < w->next_progress)
 		return;
-	*next = now + PROGRESS_MS;
+	w->next_progress = now + PROGRESS_MS;
+	if (!run->opts->progress)
+		return;
 	cgk_tree_count(run, &left, NULL);
-	run->opts->progress(run->rep->path, left, now - start, run->opts->progress_data);
-}
-
-static int wait_events(struct cgk_run *run, int fd, uint64_t deadline)
-{
-	uint64_t start = cgk_now_ms(), next = start + PROGRESS_MS;
-
-	for (;;) {
-		int populated = cgk_events_value(fd, "populated");
-		uint64_t now = cgk_now_ms();
-		struct pollfd pfd = { .fd = fd, .events = POLLPRI };
-
-		/* Removed (ENODEV through our fd): only an empty cgroup can be. */
-		if (populated == 0 || populated == -ENODEV)
-			return 0;
-		if (populated < 0)
-			return populated;
-		if (now >= deadline)
-			return -ETIMEDOUT;
-		if (cancelled(run))
-			return -ECANCELED;
-		progress(run, start, &next);
-		uint64_t left = deadline - now;
-		/* Wake at least for progress reports; notifications do the rest. */
-		if (poll(&pfd, 1, (int)(left < PROGRESS_MS ? left : PROGRESS_MS)) < 0 && errno != EINTR)
-			return -errno;
-	}
+	run->opts->progress(run->rep->path, left, now - w->start, run->opts->progress_data);
 }
 
 static int found_one(struct cgk_run *run, int cgfd, const char *rel, pid_t pid, void *arg)
@@ -78,42 +57,102 @@ static bool hidden_tasks(struct cgk_run *run)
 	return !run->proc_ours && cgk_pids_current_zero(run->t->fd) == 0;
 }
 
-static int wait_polling(struct cgk_run *run, uint64_t deadline)
+/* v2: 0 if empty, 1 if not, -errno. */
+static int look_events(struct cgk_wait *w)
 {
-	uint64_t start = cgk_now_ms(), next = start + PROGRESS_MS;
-	unsigned delay = 1;
+	int populated = cgk_events_value(w->events_fd, "populated");
 
-	for (;;) {
-		uint64_t walk_start = cgk_now_ms(), walk_ms;
-		unsigned procs = 0;
-		int r = cgk_tree_count(run, &procs, NULL);
+	/* Removed (ENODEV through our fd): only an empty cgroup can be. */
+	if (populated == 0 || populated == -ENODEV)
+		return 0;
+	return populated;
+}
 
-		if (r < 0)
-			return r;
-		/* The lists can miss a process on the move; /proc cannot. */
-		if (procs == 0 && !stragglers(run) && !hidden_tasks(run))
-			return 0;
-		if (cgk_now_ms() >= deadline)
-			return -ETIMEDOUT;
-		if (cancelled(run))
-			return -ECANCELED;
-		progress(run, start, &next);
-		/* A walk of a big tree costs (25 ms for 1,000 cgroups), and the
-		 * dying need the CPU: wait at least as long as the walk took. */
-		walk_ms = cgk_now_ms() - walk_start;
-		cgk_sleep_ms(delay > walk_ms ? delay : (unsigned)walk_ms);
-		if (delay < 50)
-			delay *= 2;
-	}
+/* v1, when the backoff says so: 0 if empty, 1 if not, -errno. */
+static int look_lists(struct cgk_run *run, struct cgk_wait *w)
+{
+	uint64_t walk_start = cgk_now_ms(), walk_ms;
+	unsigned procs = 0;
+	int r;
+
+	if (walk_start < w->next_poll)
+		return 1;
+	r = cgk_tree_count(run, &procs, NULL);
+	if (r < 0)
+		return r;
+	/* The lists can miss a process on the move; /proc cannot. */
+	if (procs == 0 && !stragglers(run) && !hidden_tasks(run))
+		return 0;
+	/* A walk of a big tree costs (25 ms for 1,000 cgroups), and the dying
+	 * need the CPU: wait at least as long as the walk took. */
+	walk_ms = cgk_now_ms() - walk_start;
+	w->next_poll = cgk_now_ms() + (w->delay > walk_ms ? w->delay : walk_ms);
+	if (w->delay < POLL_MAX_MS)
+		w->delay *= 2;
+	return 1;
+}
+
+void cgk_wait_begin(struct cgk_run *run, struct cgk_wait *w, uint64_t deadline)
+{
+	uint64_t now = cgk_now_ms();
+
+	*w = (struct cgk_wait){ .events_fd = -1, .start = now, .deadline = deadline,
+				.next_progress = now + PROGRESS_MS, .next_poll = now, .delay = 1 };
+	if (run->t->version == 2)
+		w->events_fd = openat(run->t->fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+}
+
+int cgk_wait_look(struct cgk_run *run, struct cgk_wait *w)
+{
+	int r = w->events_fd >= 0 ? look_events(w) : look_lists(run, w);
+	uint64_t now = cgk_now_ms();
+
+	if (r <= 0)
+		return r;
+	if (now >= w->deadline)
+		return -ETIMEDOUT;
+	if (cancelled(run))
+		return -ECANCELED;
+	progress(run, w, now);
+	return -EAGAIN;
+}
+
+uint64_t cgk_wait_next(const struct cgk_run *run, const struct cgk_wait *w)
+{
+	uint64_t next = w->deadline;
+
+	/* Wake for progress reports and to look at the cancel flag;
+	 * notifications (v2) or the backoff (v1) do the rest. */
+	if ((run->opts->progress || run->opts->cancel) && w->next_progress < next)
+		next = w->next_progress;
+	if (w->events_fd < 0 && w->next_poll < next)
+		next = w->next_poll;
+	return next;
+}
+
+void cgk_wait_end(struct cgk_wait *w)
+{
+	if (w->events_fd >= 0)
+		close(w->events_fd);
+	w->events_fd = -1;
 }
 
 int cgk_wait_empty(struct cgk_run *run, uint64_t deadline_ms)
 {
-	if (run->t->version == 2) {
-		_cleanup_close_ int fd = openat(run->t->fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+	struct cgk_wait w;
+	int r;
 
-		if (fd >= 0)
-			return wait_events(run, fd, deadline_ms);
+	cgk_wait_begin(run, &w, deadline_ms);
+	while ((r = cgk_wait_look(run, &w)) == -EAGAIN) {
+		struct pollfd pfd = { .fd = w.events_fd, .events = POLLPRI };
+		uint64_t next = cgk_wait_next(run, &w), now = cgk_now_ms();
+		uint64_t left = next > now ? next - now : 0;
+
+		if (poll(&pfd, 1, left > PROGRESS_MS ? PROGRESS_MS : (int)left) < 0 && errno != EINTR) {
+			r = -errno;
+			break;
+		}
 	}
-	return wait_polling(run, deadline_ms);
+	cgk_wait_end(&w);
+	return r;
 }

@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The examples are valid as they stand: examples/kill-service.c compiles
 # against include/cgkill.h and the built libcgkill (C99 and C11, -Wall
-# -Wextra -Werror -pedantic), prints its usage and reports a failure; every
+# -Wextra -Werror -pedantic), prints its usage and reports a failure;
+# examples/kill-two.c compiles the same way and drives its two kills from
+# one loop on sandbox cgroups (a TERM-ignorer that waits for its
+# escalation, a sleeper killed at once and reported first); every
 # examples/*.service passes "systemd-analyze verify" of the systemd
 # installed here (Debian 12: 252) without a warning about it, and every
 # examples/*.sh parses. (They are run for real on a sandbox cgroup by
@@ -13,7 +16,12 @@ cd "${0%/*}/.." || exit 1
 . tests/lib.sh
 
 tmp=$(mktemp -d /tmp/cgkill-test-examples.XXXXXX) || bail_out "mktemp"
-trap 'rm -rf "$tmp"' EXIT
+sandbox=""
+cleanup() {
+	[ -n "$sandbox" ] && [ -d "$sandbox" ] && rm_cgroup_tree "$sandbox"
+	kill_spawned
+}
+trap cleanup EXIT
 
 # --- examples/kill-service.c ---------------------------------------------
 [ -f "$build/libcgkill.a" ] || bail_out "$build/libcgkill.a not built (run make first)"
@@ -55,6 +63,53 @@ assert t["error"]["errno"].startswith("E") and t["signals"] == [], t' <<<"$out"
 		ok $? "kill-service -j on it: exit 1, a JSON report with the error" ||
 			diag "exit $rc: $out"
 	fi
+fi
+
+# --- examples/kill-two.c -------------------------------------------------
+k2=""
+for std in c99 c11; do
+	check "examples/kill-two.c compiles as $std without a warning" \
+		${CC:-cc} -std=$std -Wall -Wextra -Werror -pedantic -Wshadow -Wstrict-prototypes \
+		$san -Iinclude -o "$tmp/kill-two-$std" examples/kill-two.c \
+		"$build/libcgkill.a" && k2=$tmp/kill-two-$std
+done
+if [ -n "$k2" ]; then
+	out=$("$k2" 2>&1)
+	rc=$?
+	[ $rc -eq 2 ] && grep -q '^usage: kill-two ' <<<"$out"
+	ok $? "kill-two without arguments: usage, exit 2" || diag "exit $rc: $out"
+fi
+v2=$(mount_of cgroup2)
+if [ -z "$k2" ]; then
+	skip "kill-two was not built"
+elif [ "$(id -u)" -ne 0 ] || [ -z "$v2" ]; then
+	skip "kill-two's run needs root and a cgroup v2 mount"
+elif ! mkdir "$v2/cgkill-test.$$.examples" 2>/dev/null; then
+	skip "cannot create a cgroup under $v2"
+else
+	sandbox=$v2/cgkill-test.$$.examples
+	mkdir "$sandbox/slow" "$sandbox/fast"
+	spawn_in "$sandbox/slow" bash -c 'trap "" TERM; exec sleep 600'
+	ok $? "kill-two: a TERM-ignorer in slow"
+	slow_pid=$spawned
+	spawn_in "$sandbox/fast" sleep 600
+	ok $? "kill-two: a sleeper in fast"
+	fast_pid=$spawned
+	out=$("$k2" -k 2s "$sandbox/slow" "$sandbox/fast" 2>&1)
+	rc=$?
+	[ $rc -eq 0 ]
+	ok $? "kill-two: exit 0" || diag "exit $rc: $out"
+	first=$(sed -n 1p <<<"$out") second=$(sed -n 2p <<<"$out")
+	grep -qE "^$sandbox/fast: emptied after [0-9]+ ms \(KILL\)\$" <<<"$first"
+	ok $? "kill-two: fast reported first, emptied by KILL" || diag "$out"
+	ms=$(sed -n 's/.* after \([0-9]*\) ms .*/\1/p' <<<"$second")
+	grep -qE "^$sandbox/slow: emptied after [0-9]+ ms \(TERM KILL\)\$" <<<"$second" &&
+		[ "${ms:-0}" -ge 2000 ]
+	ok $? "kill-two: slow emptied by KILL after its 2 s escalation" || diag "$out"
+	died_with "$fast_pid" 137 10
+	ok $? "kill-two: the sleeper died of SIGKILL"
+	died_with "$slow_pid" 137 10
+	ok $? "kill-two: the TERM-ignorer died of SIGKILL"
 fi
 
 for f in examples/*.sh; do
