@@ -316,7 +316,7 @@ fail:
 static const struct {
 	const char *name;
 	unsigned bit;
-} triggers[] = {
+} trigger_names[] = {
 	{ "pids-max", TRIG_PIDS_MAX },
 	{ "pids-current", TRIG_PIDS_CURRENT },
 	{ "oom-kill", TRIG_OOM_KILL },
@@ -346,11 +346,11 @@ static void key_trigger(struct ctx *x, const struct key *k __attribute__((unused
 		n = strcspn(s, " \t\r");
 		if (!n)
 			break;
-		for (i = 0; triggers[i].name; i++)
-			if (strlen(triggers[i].name) == n && !strncmp(s, triggers[i].name, n))
+		for (i = 0; trigger_names[i].name; i++)
+			if (strlen(trigger_names[i].name) == n && !strncmp(s, trigger_names[i].name, n))
 				break;
-		if (triggers[i].name)
-			r->triggers |= triggers[i].bit;
+		if (trigger_names[i].name)
+			r->triggers |= trigger_names[i].bit;
 		else
 			ERR("Trigger=: unknown trigger \"%.*s\" (" TRIGGER_NAMES ")", (int)(n > 64 ? 64 : n), s);
 		s += n;
