@@ -11,6 +11,7 @@
  * pids hierarchies.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -385,6 +386,47 @@ out:
 	scene_end(&s);
 }
 
+/* ---- by fd and by pid ---- */
+
+static void test_fd_pid(const char *box)
+{
+	cgk_options *o = opts_new(CGK_BACKEND_AUTO, SIGKILL, 0, KILL_WAIT_MS, NULL);
+	cgk_kill_op *op = NULL;
+	cgk_report *rep = NULL;
+	struct scene s;
+	pid_t pids[2];
+	int fd = -1;
+
+	if (!scene_start(&s, box, "fd-pid") ||
+	    !is_int(sb_spawn_n(2, SB_SLEEP, NULL, s.target, pids), 0, "fd-pid: 2 sleepers"))
+		goto out;
+	fd = open(s.target, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (!is_int(cgk_kill_start_fd(fd, o, &op), 0, "fd-pid: cgk_kill_start_fd"))
+		goto out;
+	is_int(drive(op, KILL_WAIT_MS + SLACK_MS), 0, "fd-pid: by fd, the kill ends with 0");
+	cgk_kill_op_finish(op, &rep);
+	op = NULL;
+	ok(rep && cgk_report_emptied(rep) && sb_count_killed(pids, 2, SIGKILL, 5000) == 2,
+	   "fd-pid: by fd, both killed, emptied");
+	rep = cgk_report_free(rep);
+	if (!is_int(sb_spawn_n(2, SB_SLEEP, NULL, s.target, pids), 0, "fd-pid: 2 more sleepers") ||
+	    !is_int(cgk_kill_start_pid(pids[1], o, &op), 0, "fd-pid: cgk_kill_start_pid"))
+		goto out;
+	is_int(drive(op, KILL_WAIT_MS + SLACK_MS), 0, "fd-pid: by pid, the kill ends with 0");
+	cgk_kill_op_finish(op, &rep);
+	op = NULL;
+	ok(rep && !strcmp(cgk_report_path(rep), s.target) &&
+	   sb_count_killed(pids, 2, SIGKILL, 5000) == 2,
+	   "fd-pid: by pid, its cgroup's processes killed (%s)", rep ? cgk_report_path(rep) : "");
+out:
+	if (fd >= 0)
+		close(fd);
+	cgk_kill_op_finish(op, NULL);
+	cgk_report_free(rep);
+	cgk_options_free(o);
+	scene_end(&s);
+}
+
 /* ---- an op over at once ---- */
 
 static void test_refused(void)
@@ -437,6 +479,7 @@ int main(void)
 	test_cancel(b.v2);
 	test_reap_phase(b.v2);
 	test_reap(b.v2);
+	test_fd_pid(b.v2);
 	if (b.fz) {
 		test_start(b.fz, CGK_BACKEND_V1_FREEZE, "v1-freezer");
 		test_abandon(b.fz, CGK_BACKEND_V1_FREEZE, "abandon-v1-freezer");
