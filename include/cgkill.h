@@ -167,7 +167,8 @@ typedef struct cgk_kill_op cgk_kill_op;
  * first signal happen in this call, each bounded as in cgk_kill(). 0 and
  * *ret an op, which holds the outcome even when the kill already ended
  * here (a refusal, a failure, no wait); a negative errno and *ret NULL
- * only when no op could be made (-ENOMEM; -EINVAL for a NULL ret). */
+ * only when no op could be made (-ENOMEM; -EINVAL for a NULL ret). The op
+ * reads opts until cgk_kill_op_finish(): keep them until then. */
 int cgk_kill_start(const char *path, const cgk_options *opts, cgk_kill_op **ret);
 int cgk_kill_start_fd(int cgroup_dirfd, const cgk_options *opts, cgk_kill_op **ret);
 int cgk_kill_start_pid(pid_t pid, const cgk_options *opts, cgk_kill_op **ret);
