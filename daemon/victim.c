@@ -856,18 +856,34 @@ static const char *whole_reason(struct walk *w, int fd, unsigned depth, char ***
 	return why;
 }
 
+/* walk()'s cgroup whose cgroup.events cannot be read (err): logged; below
+ * the watched cgroup, a candidate of unknown figure and owner. */
+static int unreadable(struct walk *w, int err, unsigned depth, enum pref pref, const char *reason,
+		      const char *reason_at)
+{
+	char *dir = walk_path(w);
+
+	log_msg(LOG_PRI_ERR, "rule %s: %s: cannot read cgroup.events: %s", w->c->rule->name,
+		dir ? dir : w->sub, strerror(err));
+	free(dir);
+	if (!depth)
+		return -err;
+	owner_of(w, -1);
+	return too_long(w) ? UP : add(w, -1, pref, reason, reason_at, "it cannot be read") < 0 ? -ENOMEM : 1;
+}
+
 static int walk(struct walk *w, int pfd, const char *name, unsigned depth, enum pref pref,
 		const char *reason, const char *reason_at, struct trust t, struct prot p)
 {
 	size_t keep = w->sublen, start = w->n;
-	char *own = NULL, *at = NULL, **kids = NULL, *dir;
+	char *own = NULL, *at = NULL, **kids = NULL;
 	const char *why = NULL;
 	size_t nkids = 0;
 	bool any = false, up = false;
 	uint64_t elow = 0;
 	uid_t uid = (uid_t)-1;
 	bool other = true;
-	int fd, ret, err;
+	int fd, ret;
 
 	if (depth && sub_push(w, name) < 0)
 		return -ENOMEM;
@@ -876,16 +892,7 @@ static int walk(struct walk *w, int pfd, const char *name, unsigned depth, enum 
 	if (ret < 0 && gone(-ret))
 		ret = 0;
 	if (ret < 0) {
-		err = -ret;
-		dir = walk_path(w);
-		log_msg(LOG_PRI_ERR, "rule %s: %s: cannot read cgroup.events: %s", w->c->rule->name,
-			dir ? dir : w->sub, strerror(err));
-		free(dir);
-		if (!depth)
-			goto out;
-		/* a candidate of unknown figure, whose owner is not known */
-		owner_of(w, -1);
-		ret = too_long(w) ? UP : add(w, -1, pref, reason, reason_at, "it cannot be read") < 0 ? -ENOMEM : 1;
+		ret = unreadable(w, -ret, depth, pref, reason, reason_at);
 		goto out;
 	}
 	if (ret == 0)
