@@ -535,6 +535,10 @@ char *cg_full_path(const char *rel);
 int cg_populated_at(const char *rel);
 /* Is "/" rel the cgroup cg ("/a/b") or one above it? */
 bool cg_holds(const char *rel, const char *cg);
+/* visit(child's fd, arg) for each child cgroup directory of the cgroup at
+ * dfd, until one returns nonzero: 0, that value, or -errno (a cgroup gone
+ * meanwhile is skipped). */
+int cg_each_child(int dfd, int (*visit)(int cfd, void *arg), void *arg);
 
 /* ---- sys.c ---- */
 int epoll_add(struct src *s, unsigned events);

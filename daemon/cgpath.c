@@ -5,6 +5,7 @@
  * state read. Below the triggers, watch.c and act.c, which all look
  * cgroups up by these.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -73,4 +74,39 @@ bool cg_holds(const char *rel, const char *cg)
 	size_t n = strlen(rel);
 
 	return cg && cg[0] == '/' && !strncmp(cg + 1, rel, n) && (cg[n + 1] == '\0' || cg[n + 1] == '/');
+}
+
+static bool cg_gone(int err)
+{
+	return err == ENOENT || err == ENODEV;
+}
+
+int cg_each_child(int dfd, int (*visit)(int kfd, void *arg), void *arg)
+{
+	int r = 0, fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *e;
+	DIR *d;
+
+	if (fd < 0)
+		return cg_gone(errno) ? 0 : -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (r == 0 && (e = readdir(d))) {
+		int kfd;
+
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		kfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (kfd < 0) {
+			r = cg_gone(errno) ? 0 : -errno;
+			continue;
+		}
+		r = visit(kfd, arg);
+		close(kfd);
+	}
+	closedir(d);
+	return r;
 }

@@ -147,39 +147,6 @@ static int v1_writers(int dfd, uid_t owner, char *why, size_t size)
 	return 0;
 }
 
-/* Calls visit(child's fd, arg) for each child cgroup directory of the
- * cgroup at dfd until one returns nonzero: 0, that value, or -errno (a
- * cgroup gone meanwhile is skipped). */
-static int each_child(int dfd, int (*visit)(int kfd, void *arg), void *arg)
-{
-	int r = 0, fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct dirent *e;
-	DIR *d;
-
-	if (fd < 0)
-		return gone(errno) ? 0 : -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (r == 0 && (e = readdir(d))) {
-		int kfd;
-
-		if (e->d_type != DT_DIR || e->d_name[0] == '.')
-			continue;
-		kfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (kfd < 0) {
-			r = gone(errno) ? 0 : -errno;
-			continue;
-		}
-		r = visit(kfd, arg);
-		close(kfd);
-	}
-	closedir(d);
-	return r;
-}
-
 /* What subtree_tids() walks with; depth: levels below its top. */
 struct tids_walk {
 	const char *file;
@@ -192,7 +159,7 @@ struct tids_walk {
 };
 
 /* subtree_tids() of the cgroup at dfd (arg a struct tids_walk), its
- * children through each_child(). */
+ * children through cg_each_child(). */
 static int tids_walk(int dfd, void *arg)
 {
 	struct tids_walk *w = arg;
@@ -219,7 +186,7 @@ static int tids_walk(int dfd, void *arg)
 	    (r = tids_read(w->s, dfd, w->file)) < 0)
 		return r;
 	w->depth++;
-	r = each_child(dfd, tids_walk, w);
+	r = cg_each_child(dfd, tids_walk, w);
 	w->depth--;
 	return r;
 }
@@ -651,7 +618,7 @@ static int procs_walk(int dfd, void *arg)
 	if (r < 0)
 		return r;
 	p->depth++;
-	r = each_child(dfd, procs_walk, p);
+	r = cg_each_child(dfd, procs_walk, p);
 	p->depth--;
 	return r;
 }

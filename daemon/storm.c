@@ -3,7 +3,6 @@
  * The storm limit (MaxActionsPerMinute=) and whom an action is charged
  * to: the budgets of actions a minute, per rule and owner.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -167,43 +166,6 @@ static void tally_add(struct tally *t, uid_t uid, unsigned n)
 	t->n[i] += n;
 }
 
-/* The directory fd of the cgroup name in dfd, or -1. */
-static int cg_open(int dfd, const char *name)
-{
-	return openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-}
-
-/* Calls visit(dfd, child's fd, child's stat, arg) for each child cgroup of
- * dfd; stops early (and says so) when visit returns false. */
-static bool each_child(int dfd, bool (*visit)(int cfd, const struct stat *st, void *arg), void *arg)
-{
-	int dup = cg_open(dfd, ".");
-	DIR *d = dup < 0 ? NULL : fdopendir(dup);
-	bool go = true;
-	struct dirent *e;
-
-	if (!d) {
-		if (dup >= 0)
-			close(dup);
-		return true;
-	}
-	while (go && (e = readdir(d))) {
-		struct stat st;
-		int cfd;
-
-		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		cfd = cg_open(dirfd(d), e->d_name);
-		if (cfd < 0)
-			continue;
-		if (fstat(cfd, &st) == 0)
-			go = visit(cfd, &st, arg);
-		close(cfd);
-	}
-	closedir(d);
-	return go;
-}
-
 /* Reads the cgroup.procs of dfd by chunks: calls line(pid, arg) per pid
  * until it returns false. */
 static void each_pid(int dfd, bool (*line)(long pid, void *arg), void *arg)
@@ -245,7 +207,7 @@ static bool count_pid(long pid, void *arg)
 	return ++s->procs < OWNER_PROCS;
 }
 
-static bool count_below(int cfd, const struct stat *st, void *arg);
+static int count_below(int cfd, void *arg);
 
 /* Counts the processes of the subtree at dfd into s, up to the bounds;
  * false once a bound is reached. */
@@ -254,13 +216,13 @@ static bool count_subtree(int dfd, struct subtree *s)
 	if (++s->dirs > SUBTREE_DIRS)
 		return false;
 	each_pid(dfd, count_pid, s);
-	return s->procs < OWNER_PROCS && each_child(dfd, count_below, s);
+	return s->procs < OWNER_PROCS && cg_each_child(dfd, count_below, s) <= 0;
 }
 
-static bool count_below(int cfd, const struct stat *st, void *arg)
+/* cg_each_child()'s visit: 0 to go on, 1 to stop */
+static int count_below(int cfd, void *arg)
 {
-	(void)st;
-	return count_subtree(cfd, arg);
+	return !count_subtree(cfd, arg);
 }
 
 static bool sample_pid(long pid, void *arg)
@@ -273,7 +235,7 @@ static bool sample_pid(long pid, void *arg)
 	return ++t->sampled < OWNER_SAMPLE;
 }
 
-static bool root_part_child(int cfd, const struct stat *st, void *arg);
+static int root_part_child(int cfd, void *arg);
 
 /* The root-owned part at dfd: its processes by real uid, its delegated
  * subtrees by their owner. */
@@ -283,28 +245,32 @@ static bool root_part(int dfd, struct tally *t)
 		return false;
 	if (t->sampled < OWNER_SAMPLE)
 		each_pid(dfd, sample_pid, t);
-	return each_child(dfd, root_part_child, t);
+	return cg_each_child(dfd, root_part_child, t) <= 0;
 }
 
-static bool root_part_child(int cfd, const struct stat *st, void *arg)
+/* cg_each_child()'s visit: 0 to go on, 1 to stop */
+static int root_part_child(int cfd, void *arg)
 {
 	struct tally *t = arg;
 	struct subtree s = { 0 };
+	struct stat st;
 
-	if (st->st_uid == 0)
-		return root_part(cfd, t);
+	if (fstat(cfd, &st) < 0)
+		return 0;
+	if (st.st_uid == 0)
+		return !root_part(cfd, t);
 	if (cg_populated(cfd) <= 0)
-		return true;
+		return 0;
 	if (++t->dirs > OWNER_DIRS)
-		return false;
+		return 1;
 	if (!t->delegated) {
 		t->delegated = 1;
-		t->delegatee = st->st_uid;
-	} else if (t->delegatee != st->st_uid) {
+		t->delegatee = st.st_uid;
+	} else if (t->delegatee != st.st_uid) {
 		t->delegated = 2;
 	}
-	tally_add(t, st->st_uid, count_subtree(cfd, &s) ? s.procs : OWNER_PROCS);
-	return true;
+	tally_add(t, st.st_uid, count_subtree(cfd, &s) ? s.procs : OWNER_PROCS);
+	return 0;
 }
 
 /* The owner charged for an action on the cgroup at fd (see above). */
