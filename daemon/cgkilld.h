@@ -16,6 +16,7 @@
  * against the objects' symbols).
  *
  *	main.c			options, start-up, the loop, reload and stop
+ *	check.c			--check's and the start's warnings: matches, hooks, paths
  *	watch.c			the watched cgroups; arming their triggers
  *	trigger-pids.c trigger-memory.c trigger-pressure.c trigger-swap.c
  *	episode.c		pressure episodes (the pressure and swap triggers')
@@ -164,10 +165,16 @@ struct config {
 	struct rule *cur;	/* the [Rule] being read, NULL in [Daemon] */
 	int section;		/* 0 none, 1 Daemon, 2 Rule */
 	unsigned errors;
+	unsigned warnings;	/* what is valid but rarely meant (an inline comment) */
 };
 
-/* Called for each error: "file:line: msg". */
-typedef void (*conf_error_fn)(void *userdata, const char *file, unsigned line, const char *msg);
+/* Called for each error (pri LOG_PRI_ERR) and warning (LOG_PRI_WARNING):
+ * "file:line: msg" (line 0: none). */
+typedef void (*conf_error_fn)(void *userdata, int pri, const char *file, unsigned line, const char *msg);
+/* A message of the configuration's through err: one longer than 1 kB keeps
+ * its start and its end, and says how much of its middle it left out. */
+void conf_report(conf_error_fn err, void *userdata, int pri, const char *file, unsigned line, const char *fmt,
+		 ...) __attribute__((format(printf, 6, 7)));
 
 void conf_init(struct config *cfg);
 void conf_free(struct config *cfg);
@@ -187,6 +194,9 @@ void conf_load(struct config *cfg, const char *path, bool optional, conf_error_f
  * on the way may be): the fd, or -errno (-EPERM: distrusted) with the
  * reason in why. */
 int open_trusted(const char *path, bool dir, char *why, size_t size);
+/* The effective settings, defaults included, one Key=value a line, as
+ * the parser reads them back (--check -v). */
+void conf_print(FILE *f, const struct config *cfg);
 const char *action_name(enum action a);
 const char *victim_name(enum victim v);
 /* Does the rule's kill send SIGKILL (its signal or an escalation)? */
@@ -365,6 +375,13 @@ extern struct daemon D;
 
 /* ---- main.c ---- */
 /* (nothing: the top) */
+
+/* ---- check.c ---- */
+/* What is valid but likely wrong in cfg (read from path), each said
+ * through say as a warning (a Match= that matches nothing now, no rules,
+ * a hook that would not run, an EventLog= the shipped unit cannot write):
+ * how many. The matches are looked for only if D.v2 is known. */
+unsigned check_warn(const struct config *cfg, const char *path, conf_error_fn say);
 
 /* ---- watch.c ---- */
 int watch_start(void);		/* all rules of D.cfg */

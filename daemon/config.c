@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -106,18 +107,77 @@ struct ctx {
 	void *ud;
 };
 
-__attribute__((format(printf, 3, 4))) static void error_at(struct config *cfg, struct ctx *x,
-							   const char *fmt, ...)
+/*
+ * A message longer than CONF_MSG_MAX keeps its start (the key and the
+ * value's start) and its end (the value's end and what is wrong: the
+ * parsers say where a fault in the middle is), and says how many bytes it
+ * left out: a 100 kB Match= must not hide the reason behind a cut.
+ */
+#define CONF_MSG_MAX 1024
+#define CONF_MSG_HEAD 320
+
+/* Back from p to the start of a UTF-8 character (s: the text's start). */
+static const char *char_start(const char *s, const char *p)
 {
-	char msg[512];
+	while (p > s && ((unsigned char)*p & 0xc0) == 0x80)
+		p--;
+	return p;
+}
+
+static void conf_reportv(conf_error_fn err, void *ud, int pri, const char *file, unsigned line,
+			 const char *fmt, va_list ap)
+{
+	char *msg = NULL, *cut = NULL;
+	size_t len;
+
+	if (!err)
+		return;
+	if (vasprintf(&msg, fmt, ap) < 0) {
+		err(ud, pri, file, line, "out of memory");
+		return;
+	}
+	len = strlen(msg);
+	if (len > CONF_MSG_MAX) {
+		const char *head = char_start(msg, msg + CONF_MSG_HEAD);
+		const char *tail = char_start(msg, msg + len - (CONF_MSG_MAX - CONF_MSG_HEAD));
+
+		if (asprintf(&cut, "%.*s[... %zu bytes left out of %zu ...]%s", (int)(head - msg), msg,
+			     (size_t)(tail - head), len, tail) < 0)
+			cut = NULL;
+	}
+	err(ud, pri, file, line, cut ? cut : msg);
+	free(cut);
+	free(msg);
+}
+
+void conf_report(conf_error_fn err, void *ud, int pri, const char *file, unsigned line, const char *fmt, ...)
+{
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	conf_reportv(err, ud, pri, file, line, fmt, ap);
 	va_end(ap);
+}
+
+__attribute__((format(printf, 3, 4))) static void error_at(struct config *cfg, struct ctx *x,
+							   const char *fmt, ...)
+{
+	va_list ap;
+
 	cfg->errors++;
-	if (x->err)
-		x->err(x->ud, x->file, x->line, msg);
+	va_start(ap, fmt);
+	conf_reportv(x->err, x->ud, LOG_PRI_ERR, x->file, x->line, fmt, ap);
+	va_end(ap);
+}
+
+__attribute__((format(printf, 2, 3))) static void warn_at(struct ctx *x, const char *fmt, ...)
+{
+	va_list ap;
+
+	x->cfg->warnings++;
+	va_start(ap, fmt);
+	conf_reportv(x->err, x->ud, LOG_PRI_WARNING, x->file, x->line, fmt, ap);
+	va_end(ap);
 }
 
 #define ERR(...) error_at(x->cfg, x, __VA_ARGS__)
@@ -268,11 +328,11 @@ static void key_match(struct ctx *x, const struct key *k __attribute__((unused))
 		char **grown;
 
 		if (cl == 0 || (cl == 1 && s[0] == '.') || (cl == 2 && s[0] == '.' && s[1] == '.')) {
-			ERR("Match=%s: empty, \".\" or \"..\" component", v);
+			ERR("Match=%s: an empty, \".\" or \"..\" component at byte %zu", v, (size_t)(s - v));
 			goto fail;
 		}
 		if (cl > 255) {
-			ERR("Match=%s: component too long", v);
+			ERR("Match=%s: the component at byte %zu is %zu bytes long (at most 255)", v, (size_t)(s - v), cl);
 			goto fail;
 		}
 		grown = realloc(comp, (n + 1) * sizeof(*comp));
@@ -793,6 +853,140 @@ static const struct key *key_find(int section, const char *name)
 	return NULL;
 }
 
+/* ---- the effective settings, as the parser reads them (--check -v) ---- */
+
+/* A span as its largest whole unit: "90s", "2min", "1500ms". */
+static void print_span(FILE *f, uint64_t ms)
+{
+	static const struct {
+		uint64_t ms;
+		const char *unit;
+	} units[] = { { HOUR_MS, "h" }, { 60000, "min" }, { 1000, "s" } };
+
+	for (size_t i = 0; i < sizeof(units) / sizeof(*units); i++)
+		if (ms && ms % units[i].ms == 0) {
+			fprintf(f, "%" PRIu64 "%s", ms / units[i].ms, units[i].unit);
+			return;
+		}
+	fprintf(f, "%" PRIu64 "ms", ms);
+}
+
+/* Text of root's configuration, through the filter all the same. */
+static void print_text(FILE *f, const char *s)
+{
+	cgk_text_write(f, s, strlen(s), CGK_TEXT_SAFE);
+}
+
+/* A word as next_word() reads it back: in double quotes if it holds a
+ * blank, a quote or a backslash (or is empty). */
+static void print_word(FILE *f, const char *w)
+{
+	if (*w && !strpbrk(w, " \t\r'\"\\")) {
+		print_text(f, w);
+		return;
+	}
+	fputc('"', f);
+	for (const char *p = w; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fputc('\\', f);
+		cgk_text_write(f, p, 1, CGK_TEXT_SAFE);
+	}
+	fputc('"', f);
+}
+
+static void print_words(FILE *f, char *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputc(' ', f);
+		print_word(f, v[i]);
+	}
+}
+
+static size_t strv_len(char *const *v)
+{
+	size_t n = 0;
+
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+/* "Key=value\n" of k in obj; Escalate= once per escalation. */
+static void key_print(FILE *f, const struct key *k, const void *obj)
+{
+	const void *p = (const char *)obj + k->off;
+	const struct rule *r = obj;
+	char buf[32];
+	const char *str;
+
+	if (k->parse == key_escalate) {
+		for (size_t i = 0; i < r->nesc; i++) {
+			fputs("Escalate=", f);
+			print_span(f, r->esc[i].after_ms);
+			fprintf(f, " %s\n", cgk_signal_name(r->esc[i].sig, buf, sizeof(buf)) ?: "?");
+		}
+		if (!r->nesc)
+			fputs("Escalate=\n", f);
+		return;
+	}
+	fprintf(f, "%s=", k->name);
+	if (k->parse == key_bool) {
+		fputs(*(const bool *)p ? "yes" : "no", f);
+	} else if (k->parse == key_count) {
+		fprintf(f, "%u", *(const unsigned *)p);
+	} else if (k->parse == key_count_or_infinity) {
+		if (*(const unsigned *)p == (unsigned)k->infinity)
+			fputs("infinity", f);
+		else
+			fprintf(f, "%u", *(const unsigned *)p);
+	} else if (k->parse == key_percent) {
+		fprintf(f, "%u%%", *(const unsigned *)p);
+	} else if (k->parse == key_span) {
+		print_span(f, *(const uint64_t *)p);
+	} else if (k->parse == key_choice) {
+		fputs(k->names[*(const int *)p], f);
+	} else if (k->parse == key_path || k->parse == key_name) {
+		str = *(char *const *)p;
+		print_text(f, str ? str : "");
+	} else if (k->parse == key_signal) {
+		fputs(cgk_signal_name(*(const int *)p, buf, sizeof(buf)) ?: "?", f);
+	} else if (k->parse == key_backend) {
+		fputs(cgk_backend_name((enum cgk_backend) * (const int *)p) ?: "?", f);
+	} else if (k->parse == key_pressure_of) {
+		fputs(*(const bool *)p ? "system" : "cgroup", f);
+	} else if (k->parse == key_reap) {
+		fputs(*(const int *)p < 0 ? "auto" : *(const int *)p ? "yes" : "no", f);
+	} else if (k->parse == key_match) {
+		print_text(f, r->match ? r->match : "");
+	} else if (k->parse == key_trigger) {
+		for (size_t i = 0, n = 0; trigger_names[i].name; i++)
+			if (r->triggers & trigger_names[i].bit)
+				fprintf(f, "%s%s", n++ ? " " : "", trigger_names[i].name);
+	} else if (k->parse == key_pressure_limit) {
+		fprintf(f, "%s %u%%", r->pressure_full ? "full" : "some", r->pressure_pct);
+	} else if (k->parse == key_globs) {
+		print_words(f, ((const struct globs *)p)->v, ((const struct globs *)p)->n);
+	} else if (k->parse == key_command) {
+		print_words(f, *(char **const *)p, strv_len(*(char **const *)p));
+	}
+	fputc('\n', f);
+}
+
+void conf_print(FILE *f, const struct config *cfg)
+{
+	fputs("[Daemon]\n", f);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++)
+		if (keys[i].section == SEC_DAEMON)
+			key_print(f, &keys[i], cfg);
+	for (size_t j = 0; j < cfg->nrules; j++) {
+		fputs("\n[Rule]\n", f);
+		for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++)
+			if (keys[i].section == SEC_RULE)
+				key_print(f, &keys[i], &cfg->rules[j]);
+	}
+}
+
 /* Every key of section with a default set to it in obj. */
 static void set_defaults(struct ctx *x, int section, void *obj)
 {
@@ -841,6 +1035,19 @@ static void new_rule(struct ctx *x)
 	cfg->section = SEC_RULE;
 }
 
+/* "Match=x/y # my services": only a whole line is a comment, so the
+ * value is taken as it is, comment and all; said, since it is rarely
+ * meant. */
+static void warn_inline_comment(struct ctx *x, const char *key, const char *v)
+{
+	for (const char *p = v; (p = strpbrk(p, "#;")); p++)
+		if (p > v && blank(p[-1])) {
+			warn_at(x, "%s=%s: \"%c\" after a blank is no comment here: it is part of the value (a comment is a line of its own)",
+				key, v, *p);
+			return;
+		}
+}
+
 /* Key=v in the section being read. */
 static void set_key(struct ctx *x, const char *key, const char *v)
 {
@@ -848,10 +1055,12 @@ static void set_key(struct ctx *x, const char *key, const char *v)
 	int section = cfg->section;
 	const struct key *k = key_find(section, key);
 
-	if (!k)
+	if (!k) {
 		ERR("unknown key %s in [%s]", key, section == SEC_DAEMON ? "Daemon" : "Rule");
-	else
-		k->parse(x, k, section == SEC_DAEMON ? (void *)cfg : (void *)cfg->cur, v);
+		return;
+	}
+	warn_inline_comment(x, key, v);
+	k->parse(x, k, section == SEC_DAEMON ? (void *)cfg : (void *)cfg->cur, v);
 }
 static void parse_line(struct ctx *x, char *s)
 {

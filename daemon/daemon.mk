@@ -59,3 +59,12 @@ uninstall-daemon:
 		$(DESTDIR)$(DOCDIR)/cgkilld.conf.example $(DESTDIR)$(BASHCOMPDIR)/cgkilld
 
 .PHONY: install-daemon uninstall-daemon
+
+# The shipped unit's ProtectSystem= and ReadWritePaths=, which check.c
+# compares EventLog= with: read from the unit itself, so that the two
+# cannot drift (tests/test-cgkilld-check.sh runs the daemon on them).
+UNIT_PROTECT_SYSTEM := $(shell sed -n 's/^ProtectSystem=//p' data/cgkilld.service)
+UNIT_READ_WRITE_PATHS := $(shell sed -n 's/^ReadWritePaths=//p' data/cgkilld.service)
+$(B)/daemon/check.o: data/cgkilld.service
+$(B)/daemon/check.o: CPPFLAGS += -DUNIT_PROTECT_SYSTEM='"$(UNIT_PROTECT_SYSTEM)"' \
+	-DUNIT_READ_WRITE_PATHS='"$(UNIT_READ_WRITE_PATHS)"'

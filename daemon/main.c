@@ -19,6 +19,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -27,13 +28,13 @@
 
 /* ---- configuration ---- */
 
-static void print_error(void *ud, const char *file, unsigned line, const char *msg)
+static void print_error(void *ud, int pri, const char *file, unsigned line, const char *msg)
 {
 	(void)ud;
 	if (line)
-		log_msg(LOG_PRI_ERR, "%s:%u: %s", file, line, msg);
+		log_msg(pri, "%s:%u: %s", file, line, msg);
 	else
-		log_msg(LOG_PRI_ERR, "%s: %s", file, msg);
+		log_msg(pri, "%s: %s", file, msg);
 }
 
 /* Parse and check; 0 with cfg filled, or -EINVAL (errors logged). */
@@ -51,13 +52,14 @@ static int load(struct config *cfg, const char *path, bool optional)
 		if (!r->match)
 			continue;
 		if (rule_guard_check(r, cfg->protected_file, why, sizeof(why)) < 0) {
-			log_msg(LOG_PRI_ERR, "%s:%u: rule %s: Match=%s refused: %s", r->file, r->line,
-				r->name ? r->name : "?", r->match, why);
+			conf_report(print_error, NULL, LOG_PRI_ERR, r->file, r->line, "rule %s: Match=%s refused: %s",
+				    r->name ? r->name : "?", r->match, why);
 			cfg->errors++;
 		}
 		if ((r->triggers & TRIG_PSI) &&
 		    pressure_trigger_text(r, privileged, NULL, 0, why, sizeof(why)) < 0) {
-			log_msg(LOG_PRI_ERR, "%s:%u: rule %s: %s", r->file, r->line, r->name ? r->name : "?", why);
+			conf_report(print_error, NULL, LOG_PRI_ERR, r->file, r->line, "rule %s: %s",
+				    r->name ? r->name : "?", why);
 			cfg->errors++;
 		}
 	}
@@ -66,6 +68,13 @@ static int load(struct config *cfg, const char *path, bool optional)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+static bool read_only(int fd)
+{
+	struct statvfs sv;
+
+	return fstatvfs(fd, &sv) == 0 && (sv.f_flag & ST_RDONLY);
 }
 
 /*
@@ -94,6 +103,12 @@ static int event_log_open(const char *path, bool create, char *why, size_t size)
 	dfd = open_trusted(dir, true, why, size);
 	if (dfd < 0)
 		return dfd;
+	if (!create && read_only(dfd)) {
+		/* under ProtectSystem=strict, outside ReadWritePaths= */
+		snprintf(why, size, "its directory is on a read-only file system");
+		close(dfd);
+		return -EROFS;
+	}
 	fd = openat(dfd, base + 1,
 		    create ? O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY
 			   : O_PATH | O_NOFOLLOW | O_CLOEXEC,
@@ -160,6 +175,7 @@ static void reload(void)
 		status();
 		return;
 	}
+	check_warn(&next, D.config_path, print_error);
 	/* the storm limit's counters go on by rule name (act.c) */
 	watch_stop();
 	watch_reap();
@@ -361,13 +377,14 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: cgkilld [OPTION]...\n"
-		"       cgkilld --check [FILE]\n"
+		"       cgkilld --check [-v] [FILE]\n"
 		"Watch cgroups and kill, freeze or report a whole cgroup when it hits\n"
 		"pids.max (a fork bomb), loses a process to the OOM killer, or stalls on\n"
 		"memory, cpu or io (PSI) for too long.\n"
 		"\n"
 		"  -c, --config FILE   rules from FILE and FILE.d/*.conf (default %s)\n"
-		"      --check [FILE]  check the configuration (default: --config's) and exit\n"
+		"      --check [FILE]  check the configuration (default: --config's) and exit;\n"
+		"                      with -v, print every setting in effect\n"
 		"  -f, --foreground    do not detach (under systemd, never needed)\n"
 		"  -n, --dry-run       act on nothing: log what each rule would do\n"
 		"  -v, --verbose       debug messages too\n"
@@ -382,6 +399,8 @@ static void usage(FILE *f)
 static int check(const char *path, bool optional)
 {
 	struct config cfg;
+	unsigned warnings;
+	int hier;
 
 	if (load(&cfg, path, optional) < 0) {
 		fprintf(stderr, "cgkilld: %s: the configuration has errors\n", path);
@@ -399,14 +418,24 @@ static int check(const char *path, bool optional)
 			return 1;
 		}
 	}
-	printf("%s: %zu rule(s), OK\n", path, cfg.nrules);
+	/* the cgroups that match now (none looked for without a v2 mount) */
+	hier = hierarchies();
+	warnings = check_warn(&cfg, path, print_error) + cfg.warnings;
+	printf("%s: %zu rule(s), OK", path, cfg.nrules);
+	if (warnings)
+		printf(", %u warning(s)", warnings);
+	putchar('\n');
 	for (size_t i = 0; i < cfg.nrules; i++)
 		printf("  %s: %s, %s%s\n", cfg.rules[i].name, cfg.rules[i].match,
 		       action_name(cfg.rules[i].action),
 		       cfg.rules[i].dry_run || cfg.dry_run ? " (dry run)" : "");
-	/* the v1 counterparts of the cgroups that match now */
-	if (hierarchies() == 0)
+	/* their v1 counterparts */
+	if (hier == 0)
 		counterpart_check(&cfg);
+	if (log_verbose) {
+		printf("\n# the settings in effect, defaults included\n");
+		conf_print(stdout, &cfg);
+	}
 	free(D.v2);
 	free(D.v1_pids);
 	free(D.v1_memory);
@@ -439,9 +468,6 @@ static int options(int argc, char **argv, const char **config)
 			break;
 		case 'C':
 			do_check = true;
-			/* an optional FILE as the next word */
-			if (optind < argc && argv[optind][0] != '-')
-				check_file = argv[optind++];
 			break;
 		case 'f':
 			foreground = true;
@@ -463,6 +489,9 @@ static int options(int argc, char **argv, const char **config)
 			return 2;
 		}
 	}
+	/* --check's FILE: the one word left, wherever it stood */
+	if (do_check && optind + 1 == argc)
+		check_file = argv[optind++];
 	if (optind < argc) {
 		fprintf(stderr, "cgkilld: unexpected argument %s\n", argv[optind]);
 		usage(stderr);
@@ -567,6 +596,7 @@ int main(int argc, char **argv)
 	D.init_rel = cgroup_rel("1");
 	if (hierarchies() < 0)
 		return 1;
+	check_warn(&D.cfg, D.config_path, print_error);
 	D.event_fd = open_event_log(D.cfg.event_log);
 	if (!loop_setup())
 		return 1;

@@ -26,6 +26,17 @@ void log_use_syslog(void)
 	use_syslog = true;
 }
 
+/* The "<N>" priority prefix is for the journal (sd-daemon(3)) and
+ * whatever reads stderr in its place: a terminal shows it as noise. */
+static bool log_prefixed(void)
+{
+	static int prefixed = -1;
+
+	if (prefixed < 0)
+		prefixed = !isatty(STDERR_FILENO);
+	return prefixed;
+}
+
 /* Every line goes through the library's one filter (CGK_TEXT_SAFE): the
  * names in it are chosen by whoever made the cgroups, and an escape
  * sequence, a CR or a newline of theirs must neither drive the terminal
@@ -43,7 +54,7 @@ void log_msg(int pri, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return;
-	n = snprintf(line, sizeof(line), "<%d>", pri);
+	n = log_prefixed() ? snprintf(line, sizeof(line), "<%d>", pri) : 0;
 	/* whole characters only, and room for the newline */
 	cgk_text_format(line + n, sizeof(line) - (size_t)n - 1, buf, strnlen(buf, sizeof(buf)), CGK_TEXT_SAFE);
 	if (use_syslog) {

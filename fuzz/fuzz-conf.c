@@ -16,13 +16,14 @@ struct seen {
 	unsigned lines, calls;
 };
 
-static void on_error(void *ud, const char *file, unsigned line, const char *msg)
+static void on_error(void *ud, int pri, const char *file, unsigned line, const char *msg)
 {
 	struct seen *s = ud;
 
-	if (strcmp(file, "fuzz.conf") || !msg || !*msg || line < 1 || line > s->lines + 1)
+	if (strcmp(file, "fuzz.conf") || !msg || !*msg || line < 1 || line > s->lines + 1 ||
+	    (pri != LOG_PRI_ERR && pri != LOG_PRI_WARNING))
 		__builtin_trap();
-	s->calls++;
+	s->calls += pri == LOG_PRI_ERR;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

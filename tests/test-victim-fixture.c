@@ -247,9 +247,10 @@ static void fixture_init(void)
 
 static struct config cfg;
 
-static void conf_err(void *ud, const char *file, unsigned line, const char *msg)
+static void conf_err(void *ud, int pri, const char *file, unsigned line, const char *msg)
 {
 	(void)ud;
+	(void)pri;
 	diag("%s:%u: %s", file, line, msg);
 }
 
