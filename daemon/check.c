@@ -190,73 +190,97 @@ static unsigned min3(unsigned a, unsigned b, unsigned c)
 	return a < b ? (a < c ? a : c) : (b < c ? b : c);
 }
 
-/* The distance from the glob's pieces p (n of them) to name; *fix (if not
- * NULL), the glob mended to match name, malloc'ed. */
-static unsigned glob_distance(const struct piece *p, size_t n, const char *name, char **fix)
+/* The edit distances of every start of the glob's pieces (rows 0..np) to
+ * every start of a name (columns 0..len). */
+struct grid {
+	const struct piece *p;
+	const char *name;
+	size_t w;	/* len + 1 */
+	unsigned *d;
+};
+
+static unsigned *at(const struct grid *g, size_t i, size_t j)
 {
-	size_t m = strlen(name), w = m + 1;
-	unsigned *d = malloc((n + 1) * w * sizeof(*d)), dist;
-	char *out, *o;
+	return &g->d[i * g->w + j];
+}
 
-	if (!d)
-		return ~0u;
-	for (size_t i = 0; i <= n; i++)
-		for (size_t j = 0; j <= m; j++) {
-			unsigned *c = &d[i * w + j];
+static bool grid_fill(struct grid *g, const struct piece *p, size_t np, const char *name)
+{
+	size_t len = strlen(name);
 
+	*g = (struct grid){ .p = p, .name = name, .w = len + 1, .d = malloc((np + 1) * (len + 1) * sizeof(unsigned)) };
+	if (!g->d)
+		return false;
+	for (size_t i = 0; i <= np; i++)
+		for (size_t j = 0; j <= len; j++) {
 			if (!i)
-				*c = (unsigned)j;
-			else if (p[i - 1].star)
-				*c = j ? (d[(i - 1) * w + j] < c[-1] ? d[(i - 1) * w + j] : c[-1]) : d[(i - 1) * w];
+				*at(g, i, j) = (unsigned)j;	/* characters missing */
+			else if (p[i - 1].star)		/* a star takes this character, or no more */
+				*at(g, i, j) = j && *at(g, i, j - 1) < *at(g, i - 1, j) ? *at(g, i, j - 1) : *at(g, i - 1, j);
 			else if (!j)
-				*c = d[(i - 1) * w] + 1;
+				*at(g, i, j) = *at(g, i - 1, j) + 1;	/* a piece too many */
 			else
-				*c = min3(d[(i - 1) * w + j - 1] + !piece_takes(&p[i - 1], name[j - 1]),
-					  d[(i - 1) * w + j] + 1, c[-1] + 1);
+				*at(g, i, j) = min3(*at(g, i - 1, j - 1) + !piece_takes(&p[i - 1], name[j - 1]),
+						    *at(g, i - 1, j) + 1, *at(g, i, j - 1) + 1);
 		}
-	dist = d[n * w + m];
-	if (fix && (out = o = malloc(2 * (n + m) + 1 + 256))) {
-		/* back from the end, the text written right to left */
-		char *rev = out + 2 * (n + m) + 256;
-		size_t i = n, j = m;
+	return true;
+}
 
-		*rev = '\0';
-		while (i || j) {
-			const unsigned here = d[i * w + j];
-			const char *emit = NULL;
-			size_t len = 0;
-			char c[2];
+/* The glob mended along the grid's cheapest path to the name: a piece
+ * that takes its character is kept, a star stays a star, and the name's
+ * own characters stand in for the rest (escaped where a glob would read
+ * a wildcard). Malloc'ed; built from its end. */
+static char *grid_mend(const struct grid *g, size_t np)
+{
+	size_t i = np, j = g->w - 1, size = 2 * (np + g->w) + 256;
+	char *out = malloc(size), *o;
 
-			if (i && p[i - 1].star) {
-				if (j && here == d[i * w + j - 1]) {
-					j--;	/* the star takes name[j] */
-					continue;
-				}
-				emit = "*", len = 1, i--;
-			} else if (i && j && here == d[(i - 1) * w + j - 1] + !piece_takes(&p[i - 1], name[j - 1])) {
-				if (piece_takes(&p[i - 1], name[j - 1]))
-					emit = p[i - 1].s, len = p[i - 1].len;
-				else
-					c[0] = name[j - 1], c[1] = '\0', emit = c, len = 1;
-				i--, j--;
-			} else if (i && here == d[(i - 1) * w + j] + 1) {
-				i--;	/* a piece too many */
-			} else {
-				c[0] = name[j - 1], c[1] = '\0', emit = c, len = 1;
-				j--;	/* a character missing */
-			}
-			if (!emit)
-				continue;
-			rev -= len;
-			memcpy(rev, emit, len);
-			/* a name's character that a glob reads as a wildcard */
-			if (emit == c && strchr("*?[\\", c[0]))
-				*--rev = '\\';
+	if (!out)
+		return NULL;
+	o = out + size - 1;
+	*o = '\0';
+	while (i || j) {
+		const struct piece *p = i ? &g->p[i - 1] : NULL;
+		bool takes = p && j && piece_takes(p, g->name[j - 1]);
+		char c = j ? g->name[j - 1] : '\0';
+
+		if (p && p->star && j && *at(g, i, j) == *at(g, i, j - 1)) {
+			j--;	/* the star takes it */
+		} else if (p && p->star) {
+			*--o = '*';
+			i--;
+		} else if (p && j && *at(g, i, j) == *at(g, i - 1, j - 1) + !takes) {
+			o -= takes ? p->len : 1;
+			memcpy(o, takes ? p->s : &c, takes ? p->len : 1);
+			if (!takes && strchr("*?[\\", c))
+				*--o = '\\';
+			i--, j--;
+		} else if (p && *at(g, i, j) == *at(g, i - 1, j) + 1) {
+			i--;	/* a piece too many: dropped */
+		} else {
+			*--o = c;	/* a character missing: added */
+			if (strchr("*?[\\", c))
+				*--o = '\\';
+			j--;
 		}
-		memmove(out, rev, strlen(rev) + 1);
-		*fix = out;
 	}
-	free(d);
+	memmove(out, o, strlen(o) + 1);
+	return out;
+}
+
+/* The distance from the glob's np pieces p to name; *fix (if not NULL),
+ * the glob mended to match name (NULL without memory). */
+static unsigned glob_distance(const struct piece *p, size_t np, const char *name, char **fix)
+{
+	struct grid g;
+	unsigned dist;
+
+	if (!grid_fill(&g, p, np, name))
+		return ~0u;
+	dist = *at(&g, np, g.w - 1);
+	if (fix)
+		*fix = grid_mend(&g, np);
+	free(g.d);
 	return dist;
 }
 
