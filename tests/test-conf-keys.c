@@ -3,7 +3,8 @@
  * pure) against cgkilld.conf(5): the man page's KEYS table lists every key
  * of the code's table and no other, with the same section, default and
  * line of doc, and each key has its entry in the text of its section; the
- * defaults are values their keys accept. */
+ * defaults are values their keys accept, and --check -v prints each key
+ * once, a default as the table writes it. */
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,6 +156,54 @@ static void check_defaults(void)
 	conf_free(&cfg);
 }
 
+/* How many lines of text are "Key=..." (or, with value, "Key=value"). */
+static int lines_of(const char *text, const char *key, const char *value)
+{
+	char want[256];
+	int n = 0;
+
+	snprintf(want, sizeof(want), "%s=%s", key, value ? value : "");
+	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		size_t len = strcspn(l, "\n");
+
+		n += value ? len == strlen(want) && !strncmp(l, want, len) : !strncmp(l, want, strlen(want));
+	}
+	return n;
+}
+
+/* conf_print() (--check -v): every key once in its section, each default
+ * as the table writes it (what the parser reads back to the same value). */
+static void check_printed(void)
+{
+	static const char text[] = "[Rule]\nName=r\nMatch=a/b\nTrigger=pids-max\n";
+	struct config cfg;
+	char *out = NULL, *rule_part;
+	size_t size = 0;
+	FILE *f = open_memstream(&out, &size);
+
+	if (!f)
+		bail_out("open_memstream");
+	conf_init(&cfg);
+	conf_parse_text(&cfg, "test", text, strlen(text), NULL, NULL);
+	conf_print(f, &cfg);
+	fclose(f);
+	rule_part = out ? strstr(out, "\n[Rule]\n") : NULL;
+	if (!ok(rule_part != NULL, "--check -v prints a [Daemon] and a [Rule]"))
+		return;
+	*rule_part++ = '\0';
+	for (size_t i = 0; i < NKEYS; i++) {
+		const struct key *k = &keys[i];
+		const char *part = k->section == SEC_DAEMON ? out : rule_part;
+
+		is_int(lines_of(part, k->name, NULL), 1, "--check -v prints %s= once in [%s]", k->name,
+		       section_name(k->section));
+		if (k->def)
+			is_int(lines_of(part, k->name, k->def), 1, "... as its default, %s", k->def);
+	}
+	free(out);
+	conf_free(&cfg);
+}
+
 int main(int argc, char **argv)
 {
 	static struct row rows[MAX_ROWS];
@@ -173,5 +222,6 @@ int main(int argc, char **argv)
 		ok(rows[i].used, "the table's %s= of [%s] is a key of the code", rows[i].name, rows[i].section);
 	is_int((long long)nrows, (long long)NKEYS, "as many rows as keys");
 	check_defaults();
+	check_printed();
 	return done_testing();
 }
