@@ -3,7 +3,8 @@
  * (daemon/config.c, included: the parser is pure, the rest of the daemon
  * is not linked). Any input: errors counted and reported with a line
  * number within the input, never a crash or a leak; what is accepted is
- * complete and within bounds. */
+ * complete and within bounds, and its settings as --check -v prints them
+ * are read back without an error to the same settings. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,37 @@
 #include "../daemon/config.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* cfg as conf_print() writes it, malloc'ed. */
+static char *printed(const struct config *cfg, size_t *len)
+{
+	char *text = NULL;
+	FILE *f = open_memstream(&text, len);
+
+	if (!f)
+		__builtin_trap();
+	conf_print(f, cfg);
+	fclose(f);
+	return text;
+}
+
+/* The printed settings parse without an error and print the same. */
+static void round_trip(const struct config *cfg)
+{
+	struct config again;
+	size_t len, len2;
+	char *text = printed(cfg, &len), *text2;
+
+	conf_init(&again);
+	conf_parse_text(&again, "printed", text, len, NULL, NULL);
+	conf_finish(&again, NULL, NULL);
+	text2 = printed(&again, &len2);
+	if (again.errors || len != len2 || memcmp(text, text2, len))
+		__builtin_trap();
+	free(text);
+	free(text2);
+	conf_free(&again);
+}
 
 struct seen {
 	unsigned lines, calls;
@@ -57,10 +89,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				if (a == r->exec_pre && **a != '/')
 					__builtin_trap();
 			for (size_t j = 0; j < r->avoid.n; j++)
-				if (r->avoid.v[j][0] == '/' || strstr(r->avoid.v[j], ".."))
+				if (r->avoid.v[j][0] == '/' || dotdot(r->avoid.v[j]))
 					__builtin_trap();
 		}
 	}
+	if (!cfg.errors)
+		round_trip(&cfg);
 	/* parsing twice into the same object only adds */
 	conf_parse_text(&cfg, "fuzz.conf", (const char *)data, size, NULL, NULL);
 	conf_free(&cfg);
