@@ -133,10 +133,16 @@ if kd_start "$c"; then
 	ok $? "the start logs the warnings" || diag "$(cat "$kd_log")"
 	alive "$kd_daemon"
 	ok $? "the daemon starts in spite of them"
+	rule "$box/many/unit[8-9]" >"$c"
+	kill -HUP "$kd_daemon"
+	wait_log 20 "reloaded: 1 rule" &&
+		log_has "^<4>$c:1: rule r: Match=$box/many/unit\[8-9\] matches no cgroup now; did you mean $box/many/unit1\? "
+	ok $? "a reload logs them too, and takes the rules" || diag "$(cat "$kd_log")"
 	kd_stop
 else
 	ok 1 "the start logs the warnings"
 	ok 1 "the daemon starts in spite of them"
+	ok 1 "a reload logs them too, and takes the rules"
 fi
 
 # ---- the shipped unit's writable paths ----
