@@ -886,10 +886,15 @@ static void print_word(FILE *f, const char *w)
 		return;
 	}
 	fputc('"', f);
-	for (const char *p = w; *p; p++) {
-		if (*p == '"' || *p == '\\')
+	for (const char *p = w; *p;) {
+		size_t n = strcspn(p, "\"\\");
+
+		cgk_text_write(f, p, n, CGK_TEXT_SAFE);
+		p += n;
+		if (*p) {
 			fputc('\\', f);
-		cgk_text_write(f, p, 1, CGK_TEXT_SAFE);
+			fputc(*p++, f);
+		}
 	}
 	fputc('"', f);
 }

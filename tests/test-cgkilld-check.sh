@@ -209,7 +209,7 @@ ok $? "--check -v prints every key ($keys lines)" || diag "$(grep -c 'KEY(' daem
 	printf '[Daemon]\nDryRun=yes\nPollInterval=1500ms\nMaxWatchesPerOwner=infinity\nRealTime=no\n'
 	printf '[Rule]\nName=full\nMatch=/%s/app.slice/*.service\nTrigger=oom-kill pids-max memory-pressure\n' "$box"
 	printf 'Signal=TERM\nEscalate=90s INT\nEscalate=2min KILL\nPressureLimit=some 30%%\nPressureDuration=1h\n'
-	printf 'Victim=memory-growth\nPrefer="a b" c\\*\nAvoid='"'"'q"x'"'"'\nOmit=x\nMaxActionsPerMinute=infinity\n'
+	printf 'Victim=memory-growth\nPrefer="a b" c\\*\nAvoid='"'"'q"x'"'"'\nOmit="café au lait" x\nMaxActionsPerMinute=infinity\n'
 	printf 'ExecPreKill=%s/good "one arg" '"'"'two\\three'"'"'\nReap=no\nPressureOf=system\n' "$hooks"
 	printf '[Rule]\nName=second\nMatch=%s/many/unit1\nTrigger=swap pids-current\nAction=log\nBackend=loop\n' "$box"
 } >"$c"
@@ -222,7 +222,7 @@ ok $? "--check -v's output read back gives the same settings" || diag "$(diff "$
 for want in 'DryRun=yes' 'PollInterval=1500ms' 'MaxWatchesPerOwner=infinity' 'RealTime=no' \
 	"Match=$box/app.slice/foo.service" 'Trigger=pids-max oom-kill memory-pressure' 'Signal=TERM' \
 	'Escalate=90s INT' 'Escalate=2min KILL' 'PressureLimit=some 30%' 'PressureDuration=1h' \
-	'Victim=memory-growth' 'Prefer="a b" "c\\*"' "Avoid=\"q\\\"x\"" 'Omit=x' 'MaxActionsPerMinute=infinity' \
+	'Victim=memory-growth' 'Prefer="a b" "c\\*"' "Avoid=\"q\\\"x\"" 'Omit="café au lait" x' 'MaxActionsPerMinute=infinity' \
 	"ExecPreKill=$hooks/good \"one arg\" \"two\\\\three\"" 'Reap=no' 'PressureOf=system' \
 	'Trigger=pids-current swap' 'Action=log' 'Backend=loop'; do
 	grep -qxF -- "$want" "$kd_tmp/one" || { bad=$want; break; }
