@@ -2,7 +2,7 @@
 # make install / make uninstall (PREFIX, DESTDIR, BINDIR, LIBDIR, INCLUDEDIR,
 # MANDIR, PKGCONFIGDIR, BASHCOMPDIR, ZSHCOMPDIR, FISHCOMPDIR, DOCDIR,
 # PKGDATADIR; the daemon's SBINDIR, SYSTEMDUNITDIR), make check-deb,
-# make lint. WERROR=1: warnings are errors (see WARN).
+# make lint, make image (IMAGE). WERROR=1: warnings are errors (see WARN).
 B ?= build
 VERSION := $(shell sed -n 's/^\#define CGK_VERSION "\(.*\)"/\1/p' include/cgkill.h)
 # The shared library: soname libcgkill.so.$(SOVERSION), which changes only
@@ -48,6 +48,8 @@ FUZZ_SRC := $(sort $(wildcard fuzz/fuzz-*.c))
 # The guard daemon (daemon/): its build rules, and DAEMON_BIN for all.
 .DEFAULT_GOAL := all
 -include daemon/daemon.mk
+# make image (deploy/: the daemon's OCI image)
+-include deploy/image.mk
 
 all: $(B)/libcgkill.a $(B)/libcgkill.so $(B)/cgkill $(DAEMON_BIN)
 
