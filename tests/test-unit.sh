@@ -6,7 +6,8 @@
 # in man/), and the drop-ins do what they say: network-hooks.conf opens
 # the network (PrivateNetwork=no, AF_INET and AF_INET6), which the unit
 # alone does not ("systemd-analyze security --offline"); the unit's
-# Description names pressure, victim choice and hooks. notify-reload.conf
+# Description, and the cgkilld package's in debian/control, name
+# pressure, victim choice and hooks. notify-reload.conf
 # needs systemd 253: an older systemd-analyze may only say that it does
 # not know the type. Skips only without systemd-analyze (Debian: systemd).
 cd "${0%/*}/.." || exit 1
@@ -48,6 +49,10 @@ ok $? "systemd-analyze verify: the unit, without a word (systemd $sdversion)" ||
 
 grep -q '^Description=.*pressure.*victim.*hooks' data/cgkilld.service
 ok $? "the unit's Description names pressure, victim choice and hooks"
+# the cgkilld package's description, from its Package: line to the next
+desc=$(awk '/^Package: / { p = ($2 == "cgkilld") } p' debian/control)
+grep -q '^Description: .*pressure' <<<"$desc" && grep -qi 'victim' <<<"$desc" && grep -qi 'hooks' <<<"$desc"
+ok $? "so does debian/control's cgkilld (pressure in its summary)"
 
 n=0
 for f in data/cgkilld.service.d/*.conf.example; do
