@@ -55,8 +55,8 @@ else
 		diag "$out"
 	note "$out"
 	sed 's/"hostPID": true/"hostPID": "yes"/' "$tmp/daemonset.json" >"$tmp/wrong.json.in"
-	out=$(node --no-warnings tests/helper/k8s-validate.mjs "$models" "$tmp/wrong.json.in" 2>&1)
-	[ $? -ne 0 ] && grep -q 'hostPID must be boolean' <<<"$out"
+	! out=$(node --no-warnings tests/helper/k8s-validate.mjs "$models" "$tmp/wrong.json.in" 2>&1) &&
+		grep -q 'hostPID must be boolean' <<<"$out"
 	ok $? "(and refuse a DaemonSet with hostPID: \"yes\")" || diag "$out"
 fi
 

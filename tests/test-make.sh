@@ -33,10 +33,11 @@ grep -q '^install .*cgkill-fake-package' "$tmp/apt.args" 2>/dev/null
 ok $? "it installs the missing command's package" || diag "$(cat "$tmp/apt.args" 2>/dev/null)"
 grep -q 'installing them.*cgkill-fake-package' "$tmp/make.out" && [ -s "$tmp/apt.said" ]
 ok $? "and said so before it did" || diag "$(cat "$tmp/make.out")"
-asked=$(sed -n 's/^install -y -qq //p' "$tmp/apt.args" | head -n1)
-said=$(sed -n 's/.*installing them with [^:]*://p' "$tmp/make.out")
-[ -n "$asked" ] && [ "$(echo $said)" = "$(echo $asked)" ]
-ok $? "what it says is what it installs ($(echo $asked))" || diag "said: $said" "asked: $asked"
+# (both as words, one blank apart)
+asked=$(sed -n 's/^install -y -qq //p' "$tmp/apt.args" | head -n1 | xargs)
+said=$(sed -n 's/.*installing them with [^:]*://p' "$tmp/make.out" | xargs)
+[ -n "$asked" ] && [ "$said" = "$asked" ]
+ok $? "what it says is what it installs ($asked)" || diag "said: $said" "asked: $asked"
 
 # --- make check-deb without its tools ------------------------------------------
 out=$(make check-deb DEB_TOOLS="dpkg-deb cgkill-no-such-tool" 2>&1)

@@ -21,8 +21,9 @@ trap 'rm -rf "$tmp"' EXIT
 
 sdversion=$(systemd-analyze --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p')
 mkdir -p "$tmp/man/man5" "$tmp/man/man8" "$tmp/unit/cgkilld.service.d"
-ln -s "$PWD/man/cgkilld.8" "$tmp/man/man8/" && ln -s "$PWD/man/cgkilld.conf.5" "$tmp/man/man5/" ||
+if ! ln -s "$PWD/man/cgkilld.8" "$tmp/man/man8/" || ! ln -s "$PWD/man/cgkilld.conf.5" "$tmp/man/man5/"; then
 	bail_out "cannot link the man pages"
+fi
 sed "s|@SBINDIR@|$(cd "$build" && pwd)|g" data/cgkilld.service >"$tmp/unit/cgkilld.service"
 unit=$tmp/unit/cgkilld.service
 
