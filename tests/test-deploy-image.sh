@@ -74,6 +74,7 @@ wait_log 60 "^<4>rule bombs: .*/$box/jobs/bomb: pids-max.*kill.*done"
 ok $? "a fork bomb in box/jobs/bomb: killed" || diag "$(tail -n 20 "$kd_log")"
 wait_for 30 "box/jobs/bomb empty" empty jobs/bomb
 ok $? "box/jobs/bomb is empty"
+# shellcheck disable=SC2154 # set by kd_sentinels (printf -v)
 alive "$sent_calm"
 ok $? "the sentinel in box/jobs/calm lives"
 parent_daemon_live
