@@ -148,6 +148,10 @@ grep -qx 'ExecStart=/usr/sbin/cgkilld' "$root/$unit" && ! grep -q @SBINDIR@ "$ro
 ok $? "the packaged unit runs /usr/sbin/cgkilld" || diag "$(grep -n Exec "$root/$unit")"
 cmp -s data/cgkilld.conf.example "$root/usr/share/doc/cgkilld/cgkilld.conf.example"
 ok $? "the example configuration is data/cgkilld.conf.example"
+for f in data/cgkilld.service.d/*.conf.example; do
+	cmp -s "$f" "$root/usr/share/doc/cgkilld/${f#data/}"
+	ok $? "the unit's drop-in example /usr/share/doc/cgkilld/${f#data/}"
+done
 wants=$(dpkg-deb -c "$kdeb" | grep -E '\.wants/|/etc/')
 [ -z "$wants" ]
 ok $? "cgkilld ships no .wants link and nothing in /etc" || diag "$wants"
