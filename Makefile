@@ -2,7 +2,7 @@
 # make install / make uninstall (PREFIX, DESTDIR, BINDIR, LIBDIR, INCLUDEDIR,
 # MANDIR, PKGCONFIGDIR, BASHCOMPDIR, ZSHCOMPDIR, FISHCOMPDIR, DOCDIR,
 # PKGDATADIR; the daemon's SBINDIR, SYSTEMDUNITDIR), make check-deb,
-# make lint. WERROR=1: warnings are errors (see WARN).
+# make lint, make image (IMAGE). WERROR=1: warnings are errors (see WARN).
 B ?= build
 VERSION := $(shell sed -n 's/^\#define CGK_VERSION "\(.*\)"/\1/p' include/cgkill.h)
 # The shared library: soname libcgkill.so.$(SOVERSION), which changes only
@@ -48,6 +48,8 @@ FUZZ_SRC := $(sort $(wildcard fuzz/fuzz-*.c))
 # The guard daemon (daemon/): its build rules, and DAEMON_BIN for all.
 .DEFAULT_GOAL := all
 -include daemon/daemon.mk
+# make image (deploy/: the daemon's OCI image)
+-include deploy/image.mk
 
 all: $(B)/libcgkill.a $(B)/libcgkill.so $(B)/cgkill $(DAEMON_BIN)
 
@@ -111,15 +113,17 @@ tests: all test-programs
 test-programs: $(TEST_BIN) $(B)/tests/forkbomb $(B)/tests/thrash $(B)/tests/deadline
 
 # What the tests run, installed on Debian when missing (as bench/ does);
-# command:package.
+# command:package. README.md names them (tests/test-readme.sh). APT_GET:
+# for tests/test-make.sh.
 TEST_DEPS := prove:perl python3:python3 mandoc:mandoc groff:groff-base pkg-config:pkgconf nm:binutils \
 	zsh:zsh fish:fish abidiff:abigail-tools swapon:mount mkswap:util-linux
+APT_GET ?= apt-get
 test-deps:
 	@need=; for d in $(TEST_DEPS); do command -v $${d%%:*} >/dev/null || need="$$need $${d#*:}"; done; \
 	[ -f /usr/share/bash-completion/bash_completion ] || need="$$need bash-completion"; \
 	/usr/bin/python3 -c 'import jsonschema' 2>/dev/null || need="$$need python3-jsonschema"; \
-	if [ -n "$$need" ]; then echo "installing:$$need"; \
-		{ apt-get install -y -qq $$need || { apt-get update -qq && apt-get install -y -qq $$need; }; } \
+	if [ -n "$$need" ]; then echo "make check: the tests need these packages, installing them with $(APT_GET):$$need"; \
+		{ $(APT_GET) install -y -qq $$need || { $(APT_GET) update -qq && $(APT_GET) install -y -qq $$need; }; } \
 		>/dev/null 2>&1 || echo "cannot install:$$need (tests that need it fail or skip)"; fi
 
 # CGKILL_TEST_NO_SKIP=1 turns a skipped cgroup test into a failure (CI sets it).
@@ -128,9 +132,11 @@ check: test-deps tests
 		prove -f --exec "" $(TEST_BIN) $(TEST_SH)
 
 # Builds the Debian packages in a copy of the tree and installs them in a
-# scratch root (slow; needs debhelper and dpkg-dev).
+# scratch root (slow; needs debhelper and dpkg-dev: it fails, saying so,
+# without them). DEB_TOOLS: the programs it needs.
+DEB_TOOLS := dpkg-buildpackage dh dpkg-deb dpkg-parsechangelog dpkg-architecture
 check-deb:
-	prove -f --exec "" tests/check-deb.sh
+	DEB_TOOLS="$(DEB_TOOLS)" prove -f --exec "" tests/check-deb.sh
 
 # The same suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 check-asan:

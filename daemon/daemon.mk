@@ -40,23 +40,29 @@ $(B)/tests/test-victim-fixture: $(B)/tests/test-victim-fixture.o $(B)/tests/supp
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSCONFDIR ?= /etc
 SBINDIR ?= $(PREFIX)/sbin
+# Drop-ins for what the unit's sandbox forbids, shipped as examples.
+UNIT_DROPINS := $(sort $(wildcard data/cgkilld.service.d/*.conf.example))
 
 # Part of make install (and uninstall); nothing is enabled.
 install-daemon: $(DAEMON_BIN)
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 \
-		$(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DOCDIR)
+		$(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(DOCDIR)/cgkilld.service.d
 	install -m 755 $(DAEMON_BIN) $(DESTDIR)$(SBINDIR)/cgkilld
 	install -m 644 man/cgkilld.8 $(DESTDIR)$(MANDIR)/man8/cgkilld.8
 	install -m 644 man/cgkilld.conf.5 $(DESTDIR)$(MANDIR)/man5/cgkilld.conf.5
 	sed 's|@SBINDIR@|$(SBINDIR)|g' data/cgkilld.service > $(DESTDIR)$(SYSTEMDUNITDIR)/cgkilld.service
 	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/cgkilld.service
 	install -m 644 data/cgkilld.conf.example $(DESTDIR)$(DOCDIR)/cgkilld.conf.example
+	install -m 644 $(UNIT_DROPINS) $(DESTDIR)$(DOCDIR)/cgkilld.service.d/
 	install -m 644 completion/cgkilld $(DESTDIR)$(BASHCOMPDIR)/cgkilld
 
 uninstall-daemon:
 	rm -f $(DESTDIR)$(SBINDIR)/cgkilld $(DESTDIR)$(MANDIR)/man8/cgkilld.8 \
 		$(DESTDIR)$(MANDIR)/man5/cgkilld.conf.5 $(DESTDIR)$(SYSTEMDUNITDIR)/cgkilld.service \
-		$(DESTDIR)$(DOCDIR)/cgkilld.conf.example $(DESTDIR)$(BASHCOMPDIR)/cgkilld
+		$(DESTDIR)$(DOCDIR)/cgkilld.conf.example $(DESTDIR)$(BASHCOMPDIR)/cgkilld \
+		$(UNIT_DROPINS:data/%=$(DESTDIR)$(DOCDIR)/%)
+	rmdir $(DESTDIR)$(DOCDIR)/cgkilld.service.d 2>/dev/null || true
 
 .PHONY: install-daemon uninstall-daemon
 

@@ -9,17 +9,22 @@
 # dpkg -x into a scratch root, and run the packaged cgkill and the example
 # against the packaged library; the cgkilld package ships the daemon, its
 # unit neither enabled nor started. Slow (a full build); not part of
-# `make check`.
+# `make check`. Without debhelper or dpkg-dev it fails, and says what to
+# install ($DEB_TOOLS: the programs it needs, from the Makefile).
 cd "${0%/*}/.." || exit 1
 src=$PWD
 . tests/tap.sh
 . tests/lib.sh
 
 [ -d debian ] || skip_all "no debian/ here (release tarballs leave it out)"
-for tool in dpkg-buildpackage dh dpkg-deb; do
-	command -v "$tool" >/dev/null ||
-		skip_all "$tool not installed (apt-get install debhelper dpkg-dev)"
+# Without its tools it fails: a pass that tested nothing would read as one
+# that tested the packages.
+missing=""
+for tool in ${DEB_TOOLS:-dpkg-buildpackage dh dpkg-deb dpkg-parsechangelog dpkg-architecture}; do
+	command -v "$tool" >/dev/null || missing="$missing $tool"
 done
+[ -z "$missing" ] ||
+	bail_out "not installed:$missing; make check-deb needs them: apt-get install debhelper dpkg-dev"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cgkill-check-deb.XXXXXX") || bail_out "mktemp"
 trap 'rm -rf "$tmp"' EXIT
@@ -143,6 +148,10 @@ grep -qx 'ExecStart=/usr/sbin/cgkilld' "$root/$unit" && ! grep -q @SBINDIR@ "$ro
 ok $? "the packaged unit runs /usr/sbin/cgkilld" || diag "$(grep -n Exec "$root/$unit")"
 cmp -s data/cgkilld.conf.example "$root/usr/share/doc/cgkilld/cgkilld.conf.example"
 ok $? "the example configuration is data/cgkilld.conf.example"
+for f in data/cgkilld.service.d/*.conf.example; do
+	cmp -s "$f" "$root/usr/share/doc/cgkilld/${f#data/}"
+	ok $? "the unit's drop-in example /usr/share/doc/cgkilld/${f#data/}"
+done
 wants=$(dpkg-deb -c "$kdeb" | grep -E '\.wants/|/etc/')
 [ -z "$wants" ]
 ok $? "cgkilld ships no .wants link and nothing in /etc" || diag "$wants"

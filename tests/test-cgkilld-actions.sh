@@ -9,7 +9,8 @@
 # - Signal=TERM with Escalate=2s KILL: processes that ignore TERM die by
 #   KILL, and the watchdog is fed while the daemon waits for that;
 # - the service manager's protocol (a stand-in NOTIFY_SOCKET): READY=1,
-#   STATUS=, WATCHDOG=1 at half WATCHDOG_USEC, RELOADING=1 on SIGHUP,
+#   STATUS=, WATCHDOG=1 at half WATCHDOG_USEC, RELOADING=1 on SIGHUP
+#   with MONOTONIC_USEC= (CLOCK_MONOTONIC, as Type=notify-reload needs),
 #   STOPPING=1; and every log line has a syslog priority prefix.
 cd "${0%/*}/.." || exit 1
 . tests/cgkilld-lib.sh
@@ -159,9 +160,19 @@ check "the event: TERM then KILL, and WATCHDOG=1 while the daemon waited" \
 	python3 "$kd_tmp/graceful.py" "$kd_tmp/events.json" "$msgs"
 
 # ---- reload and stop ----
+mono_usec() { python3 -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000)'; }
+before=$(mono_usec)
 kill -HUP "$kd_daemon"
 wait_for 20 "RELOADING=1 then READY=1" eval 'grep -q "^RELOADING=1|MONOTONIC_USEC=[0-9][0-9]*|" "$msgs" && [ "$(grep -c "^READY=1" "$msgs")" -ge 2 ]'
 ok $? "sd_notify: SIGHUP sends RELOADING=1 with MONOTONIC_USEC, then READY=1"
+# Type=notify-reload (systemd 253) takes a RELOADING=1 for the reload it
+# asked for only if MONOTONIC_USEC is CLOCK_MONOTONIC in us, taken after
+# its signal
+after=$(mono_usec)
+stamp=$(sed -n 's/^RELOADING=1|MONOTONIC_USEC=\([0-9]*\)|.*/\1/p' "$msgs" | head -n1)
+[ -n "$stamp" ] && [ "$stamp" -ge "$before" ] && [ "$stamp" -le "$after" ]
+ok $? "MONOTONIC_USEC is CLOCK_MONOTONIC in us, between the SIGHUP and the READY=1" ||
+	diag "before $before, MONOTONIC_USEC $stamp, after $after"
 # a stop while the daemon waits (Wait=2min) for a process that ignores
 # TERM: the wait ends at once
 run_in patient/x sh -c 'trap "" TERM; sleep 3600' || bail_out "no TERM-proof sleeper"

@@ -3,8 +3,9 @@
  * pure) against cgkilld.conf(5): the man page's KEYS table lists every key
  * of the code's table and no other, with the same section, default and
  * line of doc, and each key has its entry in the text of its section; the
- * defaults are values their keys accept, and --check -v prints each key
- * once, a default as the table writes it. */
+ * defaults are values their keys accept, the page opens with the table
+ * (its first section after NAME and SYNOPSIS), and --check -v prints each
+ * key once, a default as the table writes it. */
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,17 +67,20 @@ static void copy_field(char *dst, size_t size, const char *src)
 
 /* The rows of the table under .SH KEYS (after its heading row); the
  * entries ".B[IR] Key=" of each section, appended to entries as
- * "Section Key\n". */
-static size_t read_page(FILE *f, struct row *rows, char *entries, size_t esize)
+ * "Section Key\n"; the first section after NAME and SYNOPSIS in first. */
+static size_t read_page(FILE *f, struct row *rows, char *entries, size_t esize, char first[32])
 {
 	char line[1024], section[32] = "";
 	size_t n = 0;
 	int in_table = 0;	/* 1: the format line next, 2: the heading row, 3: rows */
 
+	first[0] = '\0';
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
 		if (!strncmp(line, ".SH ", 4)) {
 			snprintf(section, sizeof(section), "%.31s", line + 4);
+			if (!first[0] && strcmp(section, "NAME") && strcmp(section, "SYNOPSIS"))
+				snprintf(first, 32, "%s", section);
 			continue;
 		}
 		if (!strcmp(section, "KEYS") && !strcmp(line, ".TS")) {
@@ -208,14 +212,16 @@ int main(int argc, char **argv)
 {
 	static struct row rows[MAX_ROWS];
 	static char entries[16384];
+	char first[32];
 	FILE *f = open_page(argc > 0 ? argv[0] : ".");
 	size_t nrows;
 
 	if (!f)
 		bail_out("cannot find man/cgkilld.conf.5 (set CGKILL_SRCDIR to the source tree)");
-	nrows = read_page(f, rows, entries, sizeof(entries));
+	nrows = read_page(f, rows, entries, sizeof(entries), first);
 	fclose(f);
 	ok(nrows > 0, "cgkilld.conf(5) has a KEYS table (%zu rows)", nrows);
+	is_str(first, "KEYS", "the page opens with it: its first section after NAME and SYNOPSIS");
 	for (size_t i = 0; i < NKEYS; i++)
 		check_key(&keys[i], rows, nrows, entries);
 	for (size_t i = 0; i < nrows; i++)

@@ -44,7 +44,8 @@ mapfile -t optional < <(optional_files usr/share/zsh/vendor-completions usr/shar
 # The daemon's (daemon/daemon.mk, install-daemon).
 daemon_files=(usr/share/man/man8/cgkilld.8 usr/share/man/man5/cgkilld.conf.5
 	usr/lib/systemd/system/cgkilld.service usr/share/doc/cgkill/cgkilld.conf.example
-	usr/share/bash-completion/completions/cgkilld)
+	usr/share/bash-completion/completions/cgkilld
+	$(for f in data/cgkilld.service.d/*.conf.example; do echo "usr/share/doc/cgkill/${f#data/}"; done))
 
 # --- the version lives in one place ---------------------------------------
 [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The manual pages render without warnings (groff -ww, mandoc -Tlint), and
+# The manual pages, all of man/, render without warnings (groff -ww,
+# mandoc -Tlint), and
 # cgkill --help, cgkill(1), the option table of cli/cgkill.c and the bash
 # completion all list the same options; libcgkill(3) lists and describes
 # every function and constant of cgkill.h and no name that is not there, and
@@ -19,14 +20,12 @@ nm "$build/libcgkill.a" 2>/dev/null | grep -q ' U __asan_init' && san="-fsanitiz
 tmp=$(mktemp -d /tmp/cgkill-test-man.XXXXXX) || bail_out "mktemp"
 trap 'rm -rf "$tmp"' EXIT
 
-pages="man/cgkill.1 man/libcgkill.3"
-
-# --- rendering ------------------------------------------------------------
-for page in $pages; do
-	out=$(groff -man -ww -z "$page" 2>&1)
+# --- rendering: every page (tables through tbl) ----------------------------
+for page in man/*.[1-8]; do
+	out=$(groff -t -man -ww -z "$page" 2>&1)
 	rc=$?
 	[ $rc -eq 0 ] && [ -z "$out" ]
-	ok $? "groff -man -ww -z $page: no warning" || diag "$out"
+	ok $? "groff -t -man -ww -z $page: no warning" || diag "$out"
 	if command -v mandoc >/dev/null; then
 		out=$(mandoc -Tlint "$page" 2>&1)
 		rc=$?

@@ -8,7 +8,9 @@
 # sentinel in the sibling cgroup), and on a cgroup that does not exist it
 # prints a message that names it. Every cgk_ or CGK_ name of the README is
 # in cgkill.h, and the Layout block names every lib/*.c, and nothing that
-# is not there. Everything killed lives in <v2 mount>/cgkill-test.<pid>.readme.
+# is not there, and every man page of man/ (as name(section)), and no
+# other; the packages make check installs (the Makefile's TEST_DEPS) are
+# the ones the README names. Everything killed lives in <v2 mount>/cgkill-test.<pid>.readme.
 cd "${0%/*}/.." || exit 1
 . tests/tap.sh
 . tests/lib.sh
@@ -153,5 +155,25 @@ for n in $named; do
 done
 [ -z "$gone" ]
 ok $? "every file the Layout block names in lib/ exists" || diag "not in lib/:$gone"
+# The man/ entry: every page there as name(section), and no other.
+manentry=$(awk '/^[^ ]/ { in_e = ($1 == "man/") } in_e' <<<"$layout")
+pages=$(for f in man/*.[1-8]; do f=${f#man/}; echo "${f%.*}(${f##*.})"; done | sort)
+listed=$(grep -oE '[a-z][a-z.]*\([1-8]\)' <<<"$manentry" | sort -u)
+[ -n "$pages" ] && [ "$pages" = "$listed" ]
+ok $? "the Layout block's man/ lists every man page, and no other ($(echo $pages))" ||
+	diag "man/: $(echo $pages)" "listed: $(echo $listed)"
+
+# --- what make check installs -------------------------------------------------
+# The Makefile's TEST_DEPS (command:package) and the packages test-deps
+# adds itself, against the README's list (the Development section's
+# "installs ..." sentence, the packages in backquotes).
+wanted=$(make -s -p -n test-deps 2>/dev/null | sed -n 's/^TEST_DEPS := //p' | head -n1 | tr ' ' '\n' |
+	sed -n 's/^[^:]*://p'; sed -n 's/.*need="$$need \([a-z0-9.-]*\)".*/\1/p' Makefile)
+wanted=$(sort -u <<<"$wanted")
+named=$(readme_section Development | awk '/installs/ { c = 1 } c { print } c && /\.$/ { exit }' |
+	grep -oE '`[a-z0-9.+-]+`' | tr -d '`' | sort -u)
+[ -n "$wanted" ] && [ "$wanted" = "$named" ]
+ok $? "the README names the packages make check installs ($(echo $wanted))" ||
+	diag "Makefile: $(echo $wanted)" "README: $(echo $named)"
 
 done_testing
