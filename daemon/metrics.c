@@ -60,12 +60,22 @@ struct histogram {
 	uint64_t count, sum_us;
 };
 
+/* the histograms, by what they time from the wakeup */
+enum { H_LATENCY, H_EMPTY, NHIST };
+static const struct {
+	const char *name, *help;
+} hist_family[NHIST] = {
+	[H_LATENCY] = { "cgkilld_action_latency_seconds",
+			"From the wakeup on the notification a rule acted on to the action's first signal (or freeze, or log line)." },
+	[H_EMPTY] = { "cgkilld_empty_latency_seconds",
+		      "From the wakeup on the notification a rule acted on to its victims empty (kills that waited)." },
+};
+
 /* The counters of one rule and trigger. */
 struct series {
 	char *rule, *trigger;
 	uint64_t events, outcomes[OUT_N];
-	struct histogram latency;	/* wakeup -> first signal (freeze, log) */
-	struct histogram empty;		/* wakeup -> victims empty */
+	struct histogram hist[NHIST];
 	double last_action;		/* unix seconds, 0 for none */
 	bool kept;			/* metrics_configure(): its rule is there */
 };
@@ -312,11 +322,11 @@ void metrics_outcome(const char *rule, const char *trigger, enum outcome o, cons
 		return;
 	s->outcomes[o]++;
 	if (t && t->woke && t->started >= t->woke) {
-		observe(&s->latency, t->started - t->woke);
+		observe(&s->hist[H_LATENCY], t->started - t->woke);
 		s->last_action = wall_now() - (double)(now - t->started) / 1e6;
 	}
 	if (t && o == OUT_OK && t->woke && t->emptied >= t->woke)
-		observe(&s->empty, t->emptied - t->woke);
+		observe(&s->hist[H_EMPTY], t->emptied - t->woke);
 	if (M.timer.fd >= 0) {
 		uint64_t next = M.written_ms + 1000, ms = now_ms();
 
@@ -384,13 +394,14 @@ static void counters(FILE *f)
 		}
 }
 
-static void histogram(FILE *f, const char *name, const char *help, size_t off)
+static void histogram(FILE *f, int which)
 {
+	const char *name = hist_family[which].name;
 	char n[64];
 
-	family(f, name, "histogram", help);
+	family(f, name, "histogram", hist_family[which].help);
 	for (size_t i = 0; i < M.n; i++) {
-		const struct histogram *h = (const struct histogram *)((const char *)M.v[i] + off);
+		const struct histogram *h = &M.v[i]->hist[which];
 		uint64_t below = 0;
 
 		snprintf(n, sizeof(n), "%s_bucket", name);
@@ -495,12 +506,8 @@ static void gauges(FILE *f)
 int metrics_render(FILE *out)
 {
 	counters(out);
-	histogram(out, "cgkilld_action_latency_seconds",
-		  "From the wakeup on the notification a rule acted on to the action's first signal (or freeze, or log line).",
-		  offsetof(struct series, latency));
-	histogram(out, "cgkilld_empty_latency_seconds",
-		  "From the wakeup on the notification a rule acted on to its victims empty (kills that waited).",
-		  offsetof(struct series, empty));
+	for (int h = 0; h < NHIST; h++)
+		histogram(out, h);
 	last_actions(out);
 	gauges(out);
 	return ferror(out) ? -EIO : 0;
