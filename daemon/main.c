@@ -382,20 +382,26 @@ static int check(const char *path, bool optional)
 		fprintf(stderr, "cgkilld: %s: the configuration has errors\n", path);
 		return 1;
 	}
-	/* MetricsFile='s directory, as each write will open it */
+	/* MetricsFile='s directory, as each write will open it: one that is
+	 * missing may come with the collector's package, and the guard must
+	 * not wait for it */
 	if (cfg.metrics_file) {
 		const char *base;
 		char why[1024];
 		int dfd = open_trusted_parent(cfg.metrics_file, &base, why, sizeof(why));
 
-		if (dfd < 0) {
+		if (dfd == -ENOENT) {
+			log_msg(LOG_PRI_WARNING, "MetricsFile %s: not written until its directory exists: %s",
+				cfg.metrics_file, why);
+		} else if (dfd < 0) {
 			log_msg(LOG_PRI_ERR, "MetricsFile %s: %s: %s", cfg.metrics_file,
 				dfd == -EPERM ? "refused" : "not written", why);
 			fprintf(stderr, "cgkilld: %s: MetricsFile= would be refused\n", path);
 			conf_free(&cfg);
 			return 1;
 		}
-		close(dfd);
+		if (dfd >= 0)
+			close(dfd);
 	}
 	/* what the start would log about EventLog=, without creating it */
 	if (cfg.event_log) {

@@ -84,6 +84,10 @@ is_metric() {
 R='rule="bombs",trigger="pids-max"'
 
 check "cgkilld --check accepts MetricsFile= in a trusted directory" "$CGKILLD" --check "$conf"
+sed "s|^MetricsFile=.*|MetricsFile=$kd_tmp/none/cgkilld.prom|" "$conf" >"$kd_tmp/none.conf"
+"$CGKILLD" --check "$kd_tmp/none.conf" >"$kd_tmp/check.out" 2>&1 &&
+	grep -q "MetricsFile $kd_tmp/none/cgkilld.prom: not written until its directory exists" "$kd_tmp/check.out"
+ok $? "--check accepts a directory that does not exist yet, with a warning" || diag "$(cat "$kd_tmp/check.out")"
 kd_start "$conf" || bail_out "cgkilld did not start"
 wait_for 20 "the metrics file" test -s "$prom"
 read_prom
