@@ -77,13 +77,17 @@ struct job {
 	cgk_report *rep;
 	char how[4300];
 
+	/* what came of it so far (enum outcome, -1: nothing yet), and when */
+	int out;
+	struct action_times times;
+	uint64_t kill_us;	/* the kill under way started */
+
 	struct job *next;
 };
 
 /* under way (at most MaxActions=), waiting, ended (freed after the
  * loop's batch: events of it may be in it) */
 static struct job *running, *queue, **queue_tail = &queue, *ended;
-static unsigned nrunning, nqueued;
 
 static int freeze(int dirfd, const char *path, char *how, size_t size)
 {
@@ -287,6 +291,40 @@ static bool guard_refuses(const struct rule *r, int dirfd, const char *path)
 
 static void candidate_done(struct job *a);
 
+/* A candidate's outcome: the job's is the highest of its candidates'. */
+static void outcome(struct job *a, enum outcome o)
+{
+	if ((int)o > a->out)
+		a->out = (int)o;
+}
+
+/* What came of the kill (or its dry run, a freeze, a log) of a candidate. */
+static enum outcome kill_outcome(const struct job *a, int ret)
+{
+	if (a->refused)
+		return OUT_REFUSED;
+	if (a->w.dry)
+		return OUT_DRY_RUN;
+	if (ret == 0)
+		return OUT_OK;
+	return ret == -ETIMEDOUT ? OUT_SURVIVORS : ret == -ECANCELED ? OUT_CANCELLED : OUT_FAILED;
+}
+
+/* The kill (or freeze, or log) of a candidate ended: its moments. */
+static void kill_times(struct job *a, int ret, const cgk_report *rep)
+{
+	enum outcome o = kill_outcome(a, ret);
+	uint64_t t = now_us();
+
+	outcome(a, o);
+	if (o < OUT_ACTED || o == OUT_CANCELLED)
+		return;
+	if (!a->times.started)
+		a->times.started = a->r.action == ACT_KILL ? a->kill_us : t;
+	if (ret == 0 && a->r.action == ACT_KILL && rep && cgk_report_emptied(rep))
+		a->times.emptied = t;
+}
+
 static void kill_log(struct job *a)
 {
 	const struct rule *r = &a->r;
@@ -374,6 +412,7 @@ static bool kill_result(struct job *a, bool stopping)
 	}
 	if (ret == 0 && !a->w.dry && r->action == ACT_KILL && r->record_kills)
 		record_kill(dirfd, a->path, rep);
+	kill_times(a, ret, rep);
 	kill_log(a);
 	if (!r->exec_post || a->refused || stopping)
 		return target_end(a);
@@ -415,7 +454,9 @@ static bool kill_start(struct job *a)
 		a->flags |= CGK_REAP;
 	a->opts = rule_options(r, a->flags);
 	ret = a->opts ? cgk_kill_start_fd(a->fds[a->i], a->opts, &a->op) : -ENOMEM;
+	a->kill_us = now_us();
 	if (ret < 0) {
+		outcome(a, OUT_ERROR);
 		cgk_options_free(a->opts);
 		a->opts = NULL;
 		log_msg(LOG_PRI_ERR, "rule %s: %s: %s", r->name, a->path, strerror(-ret));
@@ -442,6 +483,7 @@ static bool pre_result(struct job *a, int st)
 
 	a->pre = st;
 	if (st == HOOK_VETO) {
+		outcome(a, OUT_VETOED);
 		log_msg(LOG_PRI_WARNING, "rule %s: %s: %s; ExecPreKill= %s vetoed the %s", r->name, a->path, a->w.text,
 			r->exec_pre[0], action_name(r->action));
 		event(a, -ECANCELED, "vetoed by ExecPreKill=", NULL, st, 0, false);
@@ -479,6 +521,7 @@ static bool target_start(struct job *a)
 		  rule_sends_sigkill(r);
 	if (r->exec_pre && guard_refuses(r, a->fds[a->i], a->path)) {
 		a->refused = true;
+		outcome(a, OUT_REFUSED);
 		return false;
 	}
 	hook_env(&a->e, a);
@@ -673,6 +716,8 @@ static struct job *action_new(struct cg *c, const char *trigger, const char *jso
 	a->w.trigger = strdup(trigger);
 	a->w.json_values = strdup(json_values);
 	a->w.text = strdup(text);
+	a->out = -1;
+	a->times.woke = D.woke_us ? D.woke_us : now_us();
 	if (!a->r.name || (c->rule->exec_pre && !a->r.exec_pre) || (c->rule->exec_post && !a->r.exec_post) ||
 	    !a->rel || !a->watched || !a->w.trigger || !a->w.json_values || !a->w.text) {
 		action_free(a);
@@ -689,6 +734,7 @@ static void begin_self(struct job *a)
 	snprintf(a->path, sizeof(a->path), "%s", a->watched);
 	a->self = true;
 	if (fd < 0) {
+		outcome(a, fd == -ENOENT || fd == -ENODEV ? OUT_GONE : OUT_ERROR);
 		acting(a);	/* delayed all the same, as before */
 		log_msg(LOG_PRI_WARNING, "rule %s: %s: %s; not acted on: %s", a->r.name, a->path, a->w.text,
 			strerror(-fd));
@@ -699,6 +745,7 @@ static void begin_self(struct job *a)
 	a->groups = calloc(1, sizeof(*a->groups));
 	a->fds = calloc(1, sizeof(*a->fds));
 	if (!a->rels || !a->groups || !a->fds || !(a->rels[0] = strdup(a->rel))) {
+		outcome(a, OUT_ERROR);
 		close(fd);
 		log_msg(LOG_PRI_ERR, "rule %s: out of memory", a->r.name);
 		action_end(a);
@@ -724,6 +771,7 @@ static void begin_ranked(struct job *a)
 	int n = victim_rank(a->c, &a->rels, &a->groups, &why, &a->w.candidates);
 
 	if (n <= 0) {
+		outcome(a, n == 0 ? OUT_NO_VICTIM : n == -ENOENT ? OUT_GONE : OUT_ERROR);
 		acting(a);
 		snprintf(a->path, sizeof(a->path), "%s", a->watched);
 		log_msg(LOG_PRI_WARNING, "rule %s: %s: %s; no victim (Victim=%s): %s", a->r.name, a->path, a->w.text,
@@ -738,6 +786,7 @@ static void begin_ranked(struct job *a)
 	free(why);
 	a->fds = calloc((size_t)n, sizeof(*a->fds));
 	if (!a->fds) {
+		outcome(a, OUT_ERROR);
 		log_msg(LOG_PRI_ERR, "rule %s: out of memory", a->r.name);
 		acting(a);
 		action_end(a);
@@ -755,11 +804,12 @@ static void begin(struct job *a)
 {
 	a->next = running;
 	running = a;
-	nrunning++;
+	D.nrunning++;
 	a->t = now_ms();
 	clock_gettime(CLOCK_REALTIME, &a->w.wall);
 	a->w.dry = D.global_dry_run || D.cfg.dry_run || a->r.dry_run;
 	if (!a->c) {
+		outcome(a, OUT_GONE);
 		log_msg(LOG_PRI_NOTICE, "rule %s: %s: gone before its queued action began; not acted on", a->r.name,
 			a->watched);
 		action_end(a);
@@ -778,13 +828,13 @@ static void drain(void)
 	if (draining)
 		return;
 	draining = true;
-	while (queue && nrunning < D.cfg.max_actions) {
+	while (queue && D.nrunning < D.cfg.max_actions) {
 		struct job *a = queue;
 
 		queue = a->next;
 		if (!queue)
 			queue_tail = &queue;
-		nqueued--;
+		D.nqueued--;
 		begin(a);
 	}
 	draining = false;
@@ -796,12 +846,17 @@ static void action_end(struct job *a)
 	for (struct job **p = &running; *p; p = &(*p)->next)
 		if (*p == a) {
 			*p = a->next;
-			nrunning--;
+			D.nrunning--;
 			break;
 		}
 	a->phase = PH_IDLE;
 	if (!a->charged && !a->held)
 		acting(a);	/* none could be acted on: delayed all the same */
+	/* nothing said what came of it: held by the storm limit, or no
+	 * candidate could be acted on */
+	if (a->out < 0)
+		a->out = a->held ? OUT_STORM : OUT_REFUSED;
+	metrics_outcome(a->r.name, a->w.trigger, (enum outcome)a->out, a->out >= OUT_ACTED ? &a->times : NULL);
 	a->next = ended;
 	ended = a;
 	drain();
@@ -838,28 +893,32 @@ void act(struct cg *c, const char *trigger, const char *json_values, const char 
 	struct job *a;
 
 	r->events++;
+	metrics_event(r->name, trigger);
 	if (now_ms() < c->holdoff_until) {
 		log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: %s; in its post-action delay, ignored", r->name, D.v2, c->rel,
 			text);
+		metrics_outcome(r->name, trigger, OUT_DELAY, NULL);
 		return;
 	}
 	if (busy(c)) {
 		log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: %s; an action on it is under way, ignored", r->name, D.v2,
 			c->rel, text);
+		metrics_outcome(r->name, trigger, OUT_BUSY, NULL);
 		return;
 	}
 	a = action_new(c, trigger, json_values, text);
 	if (!a) {
 		log_msg(LOG_PRI_ERR, "rule %s: %s/%s: %s; not acted on: out of memory", r->name, D.v2, c->rel, text);
+		metrics_outcome(r->name, trigger, OUT_ERROR, NULL);
 		return;
 	}
-	if (nrunning >= D.cfg.max_actions) {
+	if (D.nrunning >= D.cfg.max_actions) {
 		*queue_tail = a;
 		queue_tail = &a->next;
-		nqueued++;
+		D.nqueued++;
 		log_msg(LOG_PRI_WARNING,
 			"rule %s: %s/%s: %s; %u action(s) under way (MaxActions=%u): queued, %u waiting", r->name,
-			D.v2, c->rel, text, nrunning, D.cfg.max_actions, nqueued);
+			D.v2, c->rel, text, D.nrunning, D.cfg.max_actions, D.nqueued);
 		return;
 	}
 	begin(a);
@@ -884,22 +943,25 @@ static const char *const phase_name[] = {
 
 void act_stop(void)
 {
-	unsigned n = 0, dropped = nqueued;
+	unsigned n = 0, dropped = D.nqueued;
 
 	while (queue) {
 		struct job *a = queue;
 
 		queue = a->next;
+		metrics_outcome(a->r.name, a->w.trigger, OUT_CANCELLED, NULL);
 		action_free(a);
 	}
 	queue_tail = &queue;
-	nqueued = 0;
+	D.nqueued = 0;
 	while (running) {
 		struct job *a = running;
 
 		log_msg(LOG_PRI_NOTICE, "stopping: rule %s: %s: the action under way ends (%s)", a->r.name, a->path,
 			phase_name[a->phase]);
 		if (a->phase == PH_PRE || a->phase == PH_POST) {
+			if (a->phase == PH_PRE)
+				outcome(a, OUT_CANCELLED);	/* a kill done stays done */
 			hook_stop(&a->hook);
 			if (a->phase == PH_PRE)
 				event(a, -ECANCELED, "ended: cgkilld stopped", NULL, -ECANCELED, 0, false);
@@ -923,5 +985,5 @@ void act_dump(void)
 	for (const struct job *a = running; a; a = a->next)
 		log_msg(LOG_PRI_INFO, "action: rule %s on %s, %s, candidate %d of %d, for %llums", a->r.name, a->path,
 			phase_name[a->phase], a->i + 1, a->n, (unsigned long long)(now_ms() - a->t));
-	log_msg(LOG_PRI_INFO, "actions: %u under way (MaxActions=%u), %u queued", nrunning, D.cfg.max_actions, nqueued);
+	log_msg(LOG_PRI_INFO, "actions: %u under way (MaxActions=%u), %u queued", D.nrunning, D.cfg.max_actions, D.nqueued);
 }

@@ -21,6 +21,7 @@
  *	trigger-pids.c trigger-memory.c trigger-pressure.c trigger-swap.c
  *	episode.c		pressure episodes (the pressure and swap triggers')
  *	act.c			whether, on whom, how: the actions the loop drives
+ *	metrics.c		counters and histograms; the Prometheus text, MetricsFile=
  *	storm.c hook.c		the storm limit's budgets; ExecPreKill=, ExecPostKill=
  *	victim.c		victim choice: the candidates and their figures
  *	counterpart.c		v1 counterparts; processes' uids and memory
@@ -154,6 +155,8 @@ struct rule {
 struct config {
 	bool dry_run;
 	char *event_log;	/* JSON lines, or NULL */
+	char *metrics_file;	/* MetricsFile=: the Prometheus text, or NULL */
+	uint64_t metrics_interval_ms;	/* MetricsInterval= */
 	char *protected_file;	/* NULL: the library's default */
 	uint64_t poll_ms;	/* v1 pids.events, pids.current: no notification, polled */
 	bool realtime;		/* SCHED_RR 1 (else nice -10), at start */
@@ -197,6 +200,12 @@ int open_trusted(const char *path, bool dir, char *why, size_t size);
 /* The effective settings, defaults included, one Key=value a line, as
  * the parser reads them back (--check -v). */
 void conf_print(FILE *f, const struct config *cfg);
+/* The directory of the file path (EventLog=, MetricsFile=), opened by
+ * open_trusted(): the fd, *base the file's name in it; or -errno with the
+ * reason in why (-EINVAL: path names no file). */
+int open_trusted_parent(const char *path, const char **base, char *why, size_t size);
+/* The name of a trigger bit (enum trig_bits) as Trigger= takes it. */
+const char *trigger_name(unsigned bit);
 const char *action_name(enum action a);
 const char *victim_name(enum victim v);
 /* Does the rule's kill send SIGKILL (its signal or an escalation)? */
@@ -369,6 +378,9 @@ struct daemon {
 	char *self_rel, *init_rel;	/* never watched */
 	bool reloaded;		/* the rest of the loop's batch points to freed state */
 	bool stopping;		/* SIGTERM, SIGINT */
+	uint64_t woke_us;	/* when epoll_wait() last returned (main.c) */
+	unsigned nrunning, nqueued;	/* actions under way, waiting (act.c) */
+	size_t nwaiting;	/* watched cgroups populated but not armed (watch.c) */
 };
 
 extern struct daemon D;
@@ -430,6 +442,50 @@ void act_reap(void);
 void act_stop(void);
 /* SIGUSR1: the actions under way and queued. */
 void act_dump(void);
+
+/* ---- metrics.c ---- */
+/* What came of a trigger's event: counted once as one of these. The
+ * first ones are suppressed actions (nothing was done, reason), the
+ * others actions done (result); a job's candidates merge to the
+ * highest. */
+enum outcome {
+	OUT_DELAY = 0,		/* in the cgroup's post-action delay */
+	OUT_BUSY,		/* an action on the cgroup under way or queued */
+	OUT_STORM,		/* the storm limit */
+	OUT_GONE,		/* the cgroup went away before the action began */
+	OUT_NO_VICTIM,		/* no candidate to choose */
+	OUT_REFUSED,		/* every candidate refused (guard rails, cgkilld's own) */
+	OUT_ERROR,		/* out of memory, or the action could not start */
+	OUT_VETOED,		/* by ExecPreKill= */
+	OUT_DRY_RUN,		/* only logged */
+	OUT_OK,			/* done (a kill: the cgroup empty, or signalled if Wait=0) */
+	OUT_SURVIVORS,		/* a kill whose Wait= ended with processes left */
+	OUT_FAILED,
+	OUT_CANCELLED,		/* ended by the daemon's stop */
+	OUT_N,
+};
+#define OUT_ACTED OUT_OK	/* the first outcome that is an action done */
+
+/* The moments of an action (CLOCK_BOOTTIME us, 0: none): the loop's
+ * wakeup on the notification it acted on, its first signal (or freeze,
+ * or log line), and its victims seen empty. */
+struct action_times {
+	uint64_t woke, started, emptied;
+};
+
+/* Before the first of the below, and after each reload: the rules'
+ * series, MetricsFile= (written at once, then every MetricsInterval=). */
+void metrics_configure(void);
+/* At stop: the file written a last time; everything freed. */
+void metrics_stop(void);
+/* A trigger of rule fired (act.c). */
+void metrics_event(const char *rule, const char *trigger);
+/* What came of it; t for an action done (NULL otherwise). MetricsFile=
+ * is written soon after (at most once a second). */
+void metrics_outcome(const char *rule, const char *trigger, enum outcome o, const struct action_times *t);
+/* The Prometheus text exposition format 0.0.4 on out (a client of the
+ * control interface, MetricsFile=): 0, or -errno if out failed. */
+int metrics_render(FILE *out);
 
 /* ---- storm.c ---- */
 /* Storm limit: may rule act now (max_per_minute, 0: no limit) on a
@@ -550,6 +606,9 @@ char *cg_full_path(const char *rel);
 /* Is rel populated? 1, 0, or -1 with errno (ENOENT: gone). Read from a
  * file opened for it: none is kept. */
 int cg_populated_at(const char *rel);
+/* Are c's pids counters read every PollInterval= (v1 pids.events, and
+ * pids.current), having no notification? Only while populated. */
+bool cg_polled(const struct cg *c);
 /* Is "/" rel the cgroup cg ("/a/b") or one above it? */
 bool cg_holds(const char *rel, const char *cg);
 /* visit(child's fd, arg) for each child cgroup directory of the cgroup at
@@ -590,6 +649,7 @@ void notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t notify_watchdog_ms(void);
 /* CLOCK_BOOTTIME: a suspend counts (episodes, delays, storm limits). */
 uint64_t now_ms(void);
+uint64_t now_us(void);
 /* WATCHDOG=1 if the watchdog is on and half its interval has passed since
  * the last (or always, with force). */
 void watchdog_ping(bool force);

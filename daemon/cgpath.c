@@ -69,6 +69,11 @@ int cg_populated_at(const char *rel)
 	return populated;
 }
 
+bool cg_polled(const struct cg *c)
+{
+	return c->pids.fd >= 0 && c->populated && !c->dead && (c->pids_v1 || c->pcur_open);
+}
+
 bool cg_holds(const char *rel, const char *cg)
 {
 	size_t n = strlen(rel);

@@ -379,7 +379,7 @@ static void warn_hook(struct warner *w, const struct rule *r, const char *key, c
 	fd = open_trusted(argv[0], false, why, sizeof(why));
 	if (fd < 0) {
 		warn(w, r->file, r->line, "rule %s: %s=%s: %s: %s", r->name, key, argv[0],
-		     fd == -EPERM ? "someone other than root could replace it" : "would not run", why);
+		     fd == -EPERM ? "would be refused: someone other than root could replace it" : "would not run", why);
 		return;
 	}
 	if (fstat(fd, &st) == 0 && !(st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)))
@@ -441,5 +441,6 @@ unsigned check_warn(const struct config *cfg, const char *path, conf_error_fn sa
 		warn_hook(&w, r, "ExecPostKill", r->exec_post);
 	}
 	warn_unwritable(&w, path, "EventLog", cfg->event_log);
+	warn_unwritable(&w, path, "MetricsFile", cfg->metrics_file);
 	return w.count;
 }

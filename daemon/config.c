@@ -5,7 +5,7 @@
  * file). Pure: nothing here looks at the system but conf_load() reading
  * files.
  *
- *	[Daemon]                 DryRun= EventLog= ProtectedFile= PollInterval= RealTime=
+ *	[Daemon]                 DryRun= EventLog= MetricsFile= ProtectedFile= PollInterval= ...
  *	[Rule]                   one per rule, any number, in any file
  *	Name=bombs
  *	Match=cgkill-test.*\/job-*
@@ -95,6 +95,7 @@ void conf_free(struct config *cfg)
 		rule_free(&cfg->rules[i]);
 	free(cfg->rules);
 	free(cfg->event_log);
+	free(cfg->metrics_file);
 	free(cfg->protected_file);
 	conf_init(cfg);
 }
@@ -387,6 +388,14 @@ static const struct {
 	{ "swap", TRIG_SWAP },
 	{ NULL, 0 },
 };
+
+const char *trigger_name(unsigned bit)
+{
+	for (size_t i = 0; trigger_names[i].name; i++)
+		if (trigger_names[i].bit == bit)
+			return trigger_names[i].name;
+	return "?";
+}
 
 static void key_trigger(struct ctx *x, const struct key *k __attribute__((unused)), void *obj, const char *v)
 {
@@ -777,6 +786,9 @@ const char *victim_name(enum victim v)
 static const struct key keys[] = {
 	{ DKEY(DryRun), key_bool, CFG(dry_run), .def = "no", .doc = "act on nothing: log what each rule would do" },
 	{ DKEY(EventLog), key_path, CFG(event_log), .doc = "append one JSON line per action to this file" },
+	{ DKEY(MetricsFile), key_path, CFG(metrics_file), .doc = "write the Prometheus metrics to this file" },
+	{ DKEY(MetricsInterval), key_span, CFG(metrics_interval_ms), .min = 1000, .max = HOUR_MS, .def = "15s",
+	  .want = "must be between 1s and 1h", .doc = "how often MetricsFile= is written" },
 	{ DKEY(ProtectedFile), key_path, CFG(protected_file), .doc = "the protected-cgroup list (none: the library's)" },
 	{ DKEY(PollInterval), key_span, CFG(poll_ms), .min = 10, .max = 60000, .def = "20ms",
 	  .want = "must be between 10ms and 1min", .doc = "how often unnotified counters are read" },
@@ -1392,6 +1404,21 @@ int open_trusted(const char *path, bool dir, char *why, size_t size)
 	if (parent >= 0)
 		close(parent);
 	return ret;
+}
+
+int open_trusted_parent(const char *path, const char **base, char *why, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+
+	if (!slash || !slash[1] || !strcmp(slash, "/.") || !strcmp(slash, "/..") ||
+	    (size_t)(slash - path) >= sizeof(dir)) {
+		snprintf(why, size, "not a file name");
+		return -EINVAL;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	*base = slash + 1;
+	return open_trusted(dir, true, why, size);
 }
 
 static void load_file(struct config *cfg, const char *path, bool optional, conf_error_fn err,

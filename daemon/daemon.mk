@@ -25,15 +25,17 @@ $(B)/tests/test-daemon-files.o: daemon/files.c daemon/cgkilld.h
 # tests/test-victim-low.c includes daemon/protection.c (pure).
 $(B)/tests/test-victim-low.o: daemon/protection.c daemon/cgkilld.h
 
-# tests/test-victim-fixture.c ranks fixture trees with victim.c: linked
-# as the daemon is (its objects, main.c's main() renamed so that the
-# test's is the program's, and the build's static library) with tap.o
-# alone of the test support (whose json.c has a json_str() of its own).
+# tests/test-victim-fixture.c ranks fixture trees with victim.c, and
+# tests/test-metrics.c renders metrics.c's text: linked as the daemon is
+# (its objects, main.c's main() renamed so that the test's is the
+# program's, and the build's static library) with tap.o alone of the test
+# support (whose json.c has a json_str() of its own).
 $(B)/tests/daemon-main.o: daemon/main.c daemon/cgkilld.h include/cgkill.h $(B)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Dmain=cgkilld_main -Wno-missing-prototypes -c -o $@ $<
-$(B)/tests/test-victim-fixture.o: daemon/cgkilld.h
-$(B)/tests/test-victim-fixture: $(B)/tests/test-victim-fixture.o $(B)/tests/support/tap.o \
+DAEMON_TESTS := $(B)/tests/test-victim-fixture $(B)/tests/test-metrics
+$(DAEMON_TESTS:%=%.o): daemon/cgkilld.h
+$(DAEMON_TESTS): %: %.o $(B)/tests/support/tap.o \
 		$(filter-out $(B)/daemon/main.o,$(DAEMON_OBJ)) $(B)/tests/daemon-main.o $(B)/libcgkill.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ -lpthread
 

@@ -36,6 +36,7 @@ unsigned long long hook_nofile_soft = 1024;
  * the log line it makes has its priority. */
 static void hook_exec(char *const argv[], char *const env[], int errfd)
 {
+	char why[512];
 	struct rlimit rl;
 	sigset_t none;
 	int fd, e;
@@ -67,6 +68,15 @@ static void hook_exec(char *const argv[], char *const env[], int errfd)
 	}
 	errfd = 3;
 	syscall(SYS_close_range, 4U, ~0U, 0U);
+	/* it runs as root: only a program root alone can replace (SECURITY.md) */
+	fd = open_trusted(argv[0], false, why, sizeof(why));
+	if (fd == -EPERM) {
+		dprintf(STDERR_FILENO, "<%d>hook %s: not run: %s\n", LOG_PRI_ERR, argv[0], why);
+		e = EPERM;
+		goto fail;
+	}
+	if (fd >= 0)
+		close(fd);
 	execve(argv[0], argv, env);
 	e = errno;
 fail:

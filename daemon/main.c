@@ -89,18 +89,11 @@ static bool read_only(int fd)
  */
 static int event_log_open(const char *path, bool create, char *why, size_t size)
 {
-	const char *base = strrchr(path, '/');
-	char dir[4096];
+	const char *base;
 	struct stat st;
 	int dfd, fd;
 
-	if (!base || !base[1] || !strcmp(base, "/.") || !strcmp(base, "/..") ||
-	    (size_t)(base - path) >= sizeof(dir)) {
-		snprintf(why, size, "not a file name");
-		return -EINVAL;
-	}
-	snprintf(dir, sizeof(dir), "%.*s", base == path ? 1 : (int)(base - path), path);
-	dfd = open_trusted(dir, true, why, size);
+	dfd = open_trusted_parent(path, &base, why, size);
 	if (dfd < 0)
 		return dfd;
 	if (!create && read_only(dfd)) {
@@ -109,7 +102,7 @@ static int event_log_open(const char *path, bool create, char *why, size_t size)
 		close(dfd);
 		return -EROFS;
 	}
-	fd = openat(dfd, base + 1,
+	fd = openat(dfd, base,
 		    create ? O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY
 			   : O_PATH | O_NOFOLLOW | O_CLOEXEC,
 		    0640);
@@ -185,6 +178,7 @@ static void reload(void)
 		close(D.event_fd);
 	D.event_fd = open_event_log(D.cfg.event_log);
 	watch_start();
+	metrics_configure();
 	log_msg(LOG_PRI_INFO, "reloaded: %zu rule(s), %zu cgroup(s) watched", D.cfg.nrules, D.ncgs);
 	notify("READY=1");
 	status();
@@ -352,6 +346,7 @@ static void daemonize(void)
 static void shutdown_all(void)
 {
 	act_stop();
+	metrics_stop();
 	watch_stop();
 	watch_reap();
 	conf_free(&D.cfg);
@@ -405,6 +400,27 @@ static int check(const char *path, bool optional)
 	if (load(&cfg, path, optional) < 0) {
 		fprintf(stderr, "cgkilld: %s: the configuration has errors\n", path);
 		return 1;
+	}
+	/* MetricsFile='s directory, as each write will open it: one that is
+	 * missing may come with the collector's package, and the guard must
+	 * not wait for it */
+	if (cfg.metrics_file) {
+		const char *base;
+		char why[1024];
+		int dfd = open_trusted_parent(cfg.metrics_file, &base, why, sizeof(why));
+
+		if (dfd == -ENOENT) {
+			log_msg(LOG_PRI_WARNING, "MetricsFile %s: not written until its directory exists: %s",
+				cfg.metrics_file, why);
+		} else if (dfd < 0) {
+			log_msg(LOG_PRI_ERR, "MetricsFile %s: %s: %s", cfg.metrics_file,
+				dfd == -EPERM ? "refused" : "not written", why);
+			fprintf(stderr, "cgkilld: %s: MetricsFile= would be refused\n", path);
+			conf_free(&cfg);
+			return 1;
+		}
+		if (dfd >= 0)
+			close(dfd);
 	}
 	/* what the start would log about EventLog=, without creating it */
 	if (cfg.event_log) {
@@ -563,6 +579,7 @@ static int loop(void)
 			return 1;
 		}
 		D.reloaded = false;
+		D.woke_us = now_us();	/* the moment the batch's notifications were read */
 		for (int i = 0; i < n && !D.reloaded && !D.stopping; i++) {
 			struct src *s = ev[i].data.ptr;
 
@@ -601,6 +618,7 @@ int main(int argc, char **argv)
 	if (!loop_setup())
 		return 1;
 	watch_start();
+	metrics_configure();
 	log_msg(LOG_PRI_INFO, "cgkilld %s started: %zu rule(s), %zu cgroup(s) watched%s", CGK_VERSION,
 		D.cfg.nrules, D.ncgs, D.global_dry_run || D.cfg.dry_run ? " (dry run: nothing is acted on)" : "");
 	notify("READY=1");

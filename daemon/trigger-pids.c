@@ -321,13 +321,6 @@ static void pids_event(struct src *s)
 	sample(s->cg);
 }
 
-/* Is c read every PollInterval now? v1 pids.events, and pids.current
- * (v1 or v2), only while populated. */
-static bool polled(const struct cg *c)
-{
-	return c->pids.fd >= 0 && c->populated && !c->dead && (c->pids_v1 || c->pcur_open);
-}
-
 /* The poll timer runs while at least one polled cgroup is populated. */
 static void poll_update(void)
 {
@@ -335,7 +328,7 @@ static void poll_update(void)
 	struct itimerspec its = { 0 };
 
 	for (struct cg *c = D.cgs; c && !need; c = c->next)
-		need = polled(c);
+		need = cg_polled(c);
 	if (need == D.v1poll_armed)
 		return;
 	if (need) {
@@ -368,7 +361,7 @@ void pids_poll_tick(struct src *s)
 	if (read(s->fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		log_msg(LOG_PRI_DEBUG, "v1 poll timer: %s", strerror(errno));
 	for (struct cg *c = D.cgs; c; c = c->next)
-		if (polled(c))
+		if (cg_polled(c))
 			sample(c);
 }
 

@@ -270,6 +270,8 @@ static void q_push(struct queue *q, struct cg *c)
 		q->head = c;
 	q->tail = c;
 	c->queued = true;
+	if (q == &starved)
+		D.nwaiting++;
 }
 
 static void q_del(struct queue *q, struct cg *c)
@@ -286,6 +288,8 @@ static void q_del(struct queue *q, struct cg *c)
 		q->tail = c->q_prev;
 	c->q_next = c->q_prev = NULL;
 	c->queued = false;
+	if (q == &starved)
+		D.nwaiting--;
 }
 
 /* The queue c is on, by its state. */
