@@ -66,6 +66,32 @@ def read_events(path):
     return first
 
 
+def goal(blocks, probe, storms, loads, events):
+    """Each daemon row against issue 29's goal, one line each."""
+    print("### Against issue 29's goal\n")
+    for row, kind, t0, t1, _ in blocks:
+        if row in ("baseline", "none"):
+            continue
+        n = sum(1 for r in storms if r[0] == row and r[1] == kind)
+        slow = sum(1 for s, d in probe if int(t0) <= s < int(t1) and d > SLOW_US)
+        verdict = "met" if slow == 0 and n >= 200 else "**missed**" if slow else "not judged (fewer than 200)"
+        print(f"- {row}, {kind}: {slow} start(s) over 100 ms in {n} storms "
+              f"(goal: none in 200): {verdict}")
+    for row in dict.fromkeys(r[0] for r in loads):
+        mine = [r for r in loads if r[0] == row]
+        killed = [r[1] for r in mine if r[2] in events or r[3].split()[:2] == ["signal", "9"]]
+        print(f"- {row}: {len(killed)} of {len(mine)} fork-heavy workloads killed"
+              f"{' (' + ', '.join(killed) + ')' if killed else ''} (goal: none): "
+              f"{'**missed**' if killed else 'met'}")
+        for r in mine:
+            if r[1] == "make" and r[6] != "-":
+                ms = int(r[3].split()[2])
+                pct = 100 * int(r[6]) / max(ms, 1)
+                print(f"- {row}: the daemon's CPU during make -j16: {pct:.2f}% of a CPU "
+                      f"(goal: under 1%): {'met' if pct < 1 else '**missed**'}")
+    print()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", required=True)
@@ -164,6 +190,8 @@ def main():
                   f"{fmt(int(forks) / max(secs, 1e-3))} | {cpu} | {pct} |")
             dat.append(f"workload\t{row}\t{name}\t{res}\t{peak}\t{forks}\t{cpu}\t{'killed' if killed else 'not'}")
         print()
+
+    goal(blocks, probe, storms, loads, events)
 
     if a.dat:
         with open(a.dat, "w") as f:

@@ -262,8 +262,8 @@ run_row() {
 	esac
 	rule_conf "$rule"
 	if ! "$CGKILLD" --config "$conf" --check >"$work/check.$row" 2>&1; then
-		printf '%s\t%s\n' "$row" "skipped: $CGKILLD --check refused the rule: $(tail -n 1 "$work/check.$row")" \
-			>>"$work/notes"
+		printf '%s\t%s\n' "$row" "skipped: $CGKILLD --check refused the rule: $(head -n 1 "$work/check.$row" |
+			sed 's/^<[0-7]>//')" >>"$work/notes"
 		return
 	fi
 	printf '%s\t%s\n' "$row" "rule: $(echo "$rule" | paste -sd' ')" >>"$work/notes"
