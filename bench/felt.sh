@@ -78,16 +78,6 @@ PIDS_RULE=${PIDS_RULE:-$'Trigger=pids-max\nPidsMaxEvents=50\nPidsWindow=1s'}
 FORK_RULE=${FORK_RULE:-Trigger=fork-rate}
 CLK_TCK=$(getconf CLK_TCK)
 
-need_cgkilld
-for p in "$FELT" "$DBOMB"; do
-	[ -x "$p" ] || bail_out "$p not built (make -C bench B=../$build ../$p)"
-done
-kd_setup felt
-# the benchmarks' name, which CI's leftover check looks for
-box=cgkill-bench.$$.felt
-work=$kd_tmp
-events=$work/events.json
-probe_out=$work/probe
 probe=
 
 felt_cleanup() {
@@ -99,7 +89,6 @@ felt_cleanup() {
 	[ -n "$probe" ] && kill -TERM "$probe" 2>/dev/null
 	kd_cleanup
 }
-trap felt_cleanup EXIT
 
 # With a v1 pids hierarchy, its cgroup first: the daemon finds the limit
 # when it starts to watch the v2 one.
@@ -232,8 +221,10 @@ workloads() {
 				xargs "$XARGS_N"
 			;;
 		tests)
-			workload "$row" tests env CGKILL_BUILD="$PWD/$build" CGKILL="$CGKILL" prove -j4 --exec '' \
-				"$build"/tests/test-{parse,json,text,signame,conf-keys,protected-list,proc-cgroup,daemon-files} \
+			# as make check runs them: the build relative to the top
+			src=$(realpath --relative-to=. "$build")
+			workload "$row" tests env CGKILL_BUILD="$src" CGKILL="$src/cgkill" prove -j4 --exec '' \
+				"$src"/tests/test-{parse,json,text,signame,conf-keys,protected-list,proc-cgroup,daemon-files} \
 				tests/test-{man,layers,licence,symbols}.sh
 			;;
 		*) bail_out "WORKLOADS: unknown workload $name (make, loop, xargs, tests, none)" ;;
@@ -242,7 +233,6 @@ workloads() {
 }
 
 # ---- the rows ----
-conf=$work/cgkilld.conf
 # rule_conf LINES: the daemon's configuration, the rule's trigger LINES
 rule_conf() {
 	printf '[Daemon]\nEventLog=%s\n\n[Rule]\nName=felt\nMatch=%s/jobs/*\n%s\nMaxActionsPerMinute=infinity\n' \
@@ -275,28 +265,48 @@ run_row() {
 	grep -E '^<[0-5]>' "$kd_log" | grep -iE 'fork|bpf|trigger' | head -n 3 | sed "s/^/$row	daemon: /" >>"$work/notes"
 }
 
-: >"$work/storms"
-: >"$work/blocks"
-: >"$work/workloads"
-: >"$work/notes"
-: >"$events"
-load_start=$(cut -d' ' -f1-3 /proc/loadavg)
-mkcg probe || bail_out "cannot create box/probe"
-run_in probe "$FELT" probe "$probe_out" || bail_out "the probe did not start"
-probe=$started
-t0=$(now_us)
-sleep "$BASELINE"
-printf 'baseline\tno storm\t%s\t%s\t-\n' "$t0" "$(now_us)" >>"$work/blocks"
-for r in ${ROWS//,/ }; do
-	run_row "$r"
-done
-kill -TERM "$probe"
-wait_for 600 "the probe to stop" eval '! alive '"$probe"
-probe=
+# The whole run in a function: bash has read all of this file before it
+# starts, so an edit of the file meanwhile cannot change a run under way.
+main() {
+	local p r t0 load_start
 
-python3 bench/felt-report.py --work "$work" --events "$events" ${DAT:+--dat "$DAT"} \
-	--header "date: $(date -u '+%Y-%m-%d %H:%M UTC')" \
-	--header "$("$CGKILLD" --version | head -n 1), Linux $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.1f GiB RAM", $2 / 1048576 }' /proc/meminfo), pids.max in the v$(v2_has pids && echo 2 || echo 1) pids hierarchy" \
-	--header "storms: N=$N a bomb kind in a daemon row, NONE_N=$NONE_N without; cut-off ${CUTOFF} s (${NONE_CUTOFF} s without a daemon); gap ${GAP} s; workloads at pids.max $WL_PIDS_MAX" \
-	--header "load average at start: $load_start; at the end: $(cut -d' ' -f1-3 /proc/loadavg)" \
-	${NOTE:+--header "note: $NOTE"}
+	need_cgkilld
+	for p in "$FELT" "$DBOMB"; do
+		[ -x "$p" ] || bail_out "$p not built (make -C bench B=../$build ../$p)"
+	done
+	kd_setup felt
+	trap felt_cleanup EXIT
+	# the benchmarks' name, which CI's leftover check looks for
+	box=cgkill-bench.$$.felt
+	work=$kd_tmp
+	events=$work/events.json
+	probe_out=$work/probe
+	conf=$work/cgkilld.conf
+	: >"$work/storms"
+	: >"$work/blocks"
+	: >"$work/workloads"
+	: >"$work/notes"
+	: >"$events"
+	load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+	mkcg probe || bail_out "cannot create box/probe"
+	run_in probe "$FELT" probe "$probe_out" || bail_out "the probe did not start"
+	probe=$started
+	t0=$(now_us)
+	sleep "$BASELINE"
+	printf 'baseline\tno storm\t%s\t%s\t-\n' "$t0" "$(now_us)" >>"$work/blocks"
+	for r in ${ROWS//,/ }; do
+		run_row "$r"
+	done
+	kill -TERM "$probe"
+	wait_for 600 "the probe to stop" eval '! alive '"$probe"
+	probe=
+
+	python3 bench/felt-report.py --work "$work" --events "$events" ${DAT:+--dat "$DAT"} \
+		--header "date: $(date -u '+%Y-%m-%d %H:%M UTC')" \
+		--header "$("$CGKILLD" --version | head -n 1), Linux $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.1f GiB RAM", $2 / 1048576 }' /proc/meminfo), pids.max in the v$(v2_has pids && echo 2 || echo 1) pids hierarchy" \
+		--header "storms: N=$N a bomb kind in a daemon row, NONE_N=$NONE_N without; cut-off ${CUTOFF} s (${NONE_CUTOFF} s without a daemon); gap ${GAP} s; workloads at pids.max $WL_PIDS_MAX" \
+		--header "load average at start: $load_start; at the end: $(cut -d' ' -f1-3 /proc/loadavg)" \
+		${NOTE:+--header "note: $NOTE"}
+}
+
+main "$@"; exit
