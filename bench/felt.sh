@@ -49,11 +49,13 @@
 #		licence and symbol checks), prove -j4: make check's other tests
 #		move their processes into sandboxes of their own, out of the
 #		matched cgroup, so a rule would not see their forks
-# NOTE= a line for the report's header. The report: the probe's median,
+# NOTE= a line for the report's header; DAT=FILE each storm, workload and
+# start over 100 ms, one a line (felt-report.py --dat). The report: the probe's median,
 # 99th percentile (nearest rank), worst and starts over 100 ms for each
 # row and bomb kind; detection and time to empty (median, p90, worst); the
 # workloads; made by felt-report.py.
 set -u
+DAT=${DAT:+$(realpath -m -- "$DAT")}	# named from where we were started
 cd "${0%/*}/.." || exit 1
 build=${CGKILL_BUILD:-build}
 . tests/cgkilld-lib.sh
@@ -73,7 +75,6 @@ XARGS_N=${XARGS_N:-3000}
 CLONE_FROM=${CLONE_FROM:-$PWD}
 FELT=${FELT:-$build/bench/felt}
 DBOMB=${DBOMB:-$build/bench/cgkb-dbomb}
-DAT=${DAT:-}
 PIDS_RULE=${PIDS_RULE:-$'Trigger=pids-max\nPidsMaxEvents=50\nPidsWindow=1s'}
 FORK_RULE=${FORK_RULE:-Trigger=fork-rate}
 CLK_TCK=$(getconf CLK_TCK)
