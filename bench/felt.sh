@@ -102,9 +102,10 @@ mkjob() {
 		mkdir -p "$pids_dir" && echo "$pmax" >"$pids_dir/pids.max" || return 1
 	fi
 	mkcg "$rel" "$pmax" || return 1
-	if [ -n "$kd_daemon" ]; then
-		wait_for 20 "the daemon watches box/$rel" grep -qsF "rule felt: watching $v2/$box/$rel" "$kd_log" ||
-			return 1
+	# its debug line (-v) says the daemon has seen the new cgroup
+	if [ -n "$kd_daemon" ] && ! wait_for 20 "the daemon to watch box/$rel" \
+		grep -qsF "rule felt: watching $v2/$box/$rel" "$kd_log"; then
+		bail_out "cgkilld does not watch box/$rel: $(tail -n 3 "$kd_log")"
 	fi
 }
 
