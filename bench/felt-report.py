@@ -47,8 +47,17 @@ def read_tsv(path):
         return [line.rstrip("\n").split("\t") for line in f if line.strip()]
 
 
+def action_of(e):
+    """what the action did, for the record: "error backend signal_ms empty_ms" """
+    try:
+        t = e["report"]["targets"][0]
+        return f"{e.get('error', '?')} {t.get('backend', '?')} {t.get('signal_ms', '?')} {t.get('empty_ms', '?')}"
+    except (KeyError, IndexError, TypeError):
+        return f"{e.get('error', '?')} - - -"
+
+
 def read_events(path):
-    """watched cgroup -> (time_us, trigger type) of its first event"""
+    """watched cgroup -> (time_us, trigger type, action_of) of its first event"""
     first = {}
     if not os.path.exists(path):
         return first
@@ -62,7 +71,7 @@ def read_events(path):
             trig = e.get("trigger", {}).get("type", "?")
             for cg in {e.get("watched"), e.get("cgroup")} - {None}:
                 if cg not in first or t < first[cg][0]:
-                    first[cg] = (t, trig)
+                    first[cg] = (t, trig, action_of(e))
     return first
 
 
@@ -163,7 +172,8 @@ def main():
                 size.append(int(peak))
             full += refused not in ("-", "0")
             dat.append(f"storm\t{row}\t{kind}\t{start}\t{end}\t{ok}\t{peak}\t{refused}\t"
-                       f"{f'{d:.1f}' if d is not None else '-'}\t{ev[1] if ev else '-'}")
+                       f"{f'{d:.1f}' if d is not None else '-'}\t{ev[1] if ev else '-'}\t"
+                       f"{ev[2] if ev else '- - - -'}")
         by = ", ".join(f"{t} {n}" for t, n in sorted(trig.items())) or "–"
         sz = f"{fmt(rank(size, .5))} / {fmt(max(size))}" if size else "–"
         cpu_s = "–" if cpu == "-" else fmt(int(cpu) / 1e3, 2)
@@ -195,7 +205,8 @@ def main():
 
     if a.dat:
         with open(a.dat, "w") as f:
-            f.write("# storm ROW KIND START_US EMPTY_US CAUGHT PEAK REFUSED DETECTION_MS TRIGGER\n"
+            f.write("# storm ROW KIND START_US EMPTY_US CAUGHT PEAK REFUSED DETECTION_MS TRIGGER "
+                    "ERROR BACKEND SIGNAL_MS EMPTY_MS (the last four from the event's report)\n"
                     "# workload ROW NAME HOW CODE MS PEAK FORKS DAEMON_CPU_MS OUTCOME\n"
                     "# probe ROW KIND START_US DURATION_US (the starts over 100 ms)\n")
             f.write("\n".join(dat) + "\n")

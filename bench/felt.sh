@@ -32,7 +32,8 @@
 #	fork-rate	the same daemon with FORK_RULE (Trigger=fork-rate and
 #			its defaults); skipped, and said, where the daemon
 #			(CGKILLD) does not know the trigger
-# N storms a bomb kind in each daemon row (200). Both rules add only
+# N storms a bomb kind in each daemon row (200; PIDS_N and FORK_N for one
+# row). Both rules add only
 # MaxActionsPerMinute=infinity (the storm limit, 6 a minute by default,
 # would hold back most of 200 storms) and the event log.
 # The false kills: in each daemon row, before its storms, each workload
@@ -62,6 +63,8 @@ build=${CGKILL_BUILD:-build}
 
 N=${N:-200}
 NONE_N=${NONE_N:-5}
+PIDS_N=${PIDS_N:-$N}
+FORK_N=${FORK_N:-$N}
 ROWS=${ROWS:-none,pids-max,fork-rate}
 BOMBS=${BOMBS:-dbomb-3000,dbomb-10000,shbomb-3000}
 WORKLOADS=${WORKLOADS:-make,loop,xargs,tests}
@@ -242,14 +245,14 @@ rule_conf() {
 }
 
 run_row() {
-	local row=$1 rule
+	local row=$1 rule n
 	case $row in
 	none)
 		storms none "$NONE_N" "$NONE_CUTOFF"
 		return
 		;;
-	pids-max) rule=$PIDS_RULE ;;
-	fork-rate) rule=$FORK_RULE ;;
+	pids-max) rule=$PIDS_RULE n=$PIDS_N ;;
+	fork-rate) rule=$FORK_RULE n=$FORK_N ;;
 	*) bail_out "ROWS: unknown row $row (none, pids-max, fork-rate)" ;;
 	esac
 	rule_conf "$rule"
@@ -261,7 +264,7 @@ run_row() {
 	printf '%s\t%s\n' "$row" "rule: $(echo "$rule" | paste -sd' ')" >>"$work/notes"
 	kd_start "$conf" || bail_out "cgkilld did not start"
 	workloads "$row"
-	storms "$row" "$N" "$CUTOFF"
+	storms "$row" "$n" "$CUTOFF"
 	kd_stop
 	# what the daemon said of its triggers beyond the routine (a fallback)
 	grep -E '^<[0-5]>' "$kd_log" | grep -iE 'fork|bpf|trigger' | head -n 3 | sed "s/^/$row	daemon: /" >>"$work/notes"
@@ -306,7 +309,7 @@ main() {
 	python3 bench/felt-report.py --work "$work" --events "$events" ${DAT:+--dat "$DAT"} \
 		--header "date: $(date -u '+%Y-%m-%d %H:%M UTC')" \
 		--header "$("$CGKILLD" --version | head -n 1), Linux $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.1f GiB RAM", $2 / 1048576 }' /proc/meminfo), pids.max in the v$(v2_has pids && echo 2 || echo 1) pids hierarchy" \
-		--header "storms: N=$N a bomb kind in a daemon row, NONE_N=$NONE_N without; cut-off ${CUTOFF} s (${NONE_CUTOFF} s without a daemon); gap ${GAP} s; workloads at pids.max $WL_PIDS_MAX" \
+		--header "storms a bomb kind: $NONE_N without a daemon, $PIDS_N under pids-max, $FORK_N under fork-rate; cut-off ${CUTOFF} s (${NONE_CUTOFF} s without a daemon); gap ${GAP} s; workloads at pids.max $WL_PIDS_MAX" \
 		--header "load average at start: $load_start; at the end: $(cut -d' ' -f1-3 /proc/loadavg)" \
 		${NOTE:+--header "note: $NOTE"}
 }

@@ -104,7 +104,7 @@ printf 'fork-rate\tmake\t/cg/make\texit 0 20000\t40\t9000\t100\t1000000000\n' >"
 printf 'fork-rate\tloop\t/cg/loop\texit 0 10000\t2\t10000\t10\t1000000000\n' >>"$w/workloads"
 : >"$w/notes"
 {
-	echo '{"time": 1000.040000, "trigger": {"type": "fork-rate"}, "cgroup": "/cg/s1", "watched": "/cg/s1"}'
+	echo '{"time": 1000.040000, "trigger": {"type": "fork-rate"}, "cgroup": "/cg/s1", "watched": "/cg/s1", "error": 0, "report": {"targets": [{"backend": "kernel", "signal_ms": 2.5, "empty_ms": 180.0}]}}'
 	echo '{"time": 1000.5, "trigger": {"type": "fork-rate"}, "cgroup": "/cg/make", "watched": "/cg/make"}'
 } >"$w/events"
 rep=$(python3 bench/felt-report.py --work "$w" --events "$w/events" --dat "$w/dat")
@@ -117,7 +117,7 @@ grep -qF '| fork-rate | make | **killed** |' <<<"$rep" && grep -qF '| fork-rate 
 ok $? "report: a workload with an event is killed, one without is not" || diag "$rep"
 grep -qF -- '- fork-rate: 1 of 2 fork-heavy workloads killed (make) (goal: none): **missed**' <<<"$rep"
 ok $? "report: the false kill against the goal" || diag "$rep"
-grep -qP '^storm\tfork-rate\tdbomb-3000\t1000000000\t1000250000\t1\t412\t0\t40.0\tfork-rate$' "$w/dat"
-ok $? "report: --dat has the storm" || diag "$(cat "$w/dat")"
+grep -qP '^storm\tfork-rate\tdbomb-3000\t1000000000\t1000250000\t1\t412\t0\t40.0\tfork-rate\t0 kernel 2.5 180.0$' "$w/dat"
+ok $? "report: --dat has the storm, with what its action did" || diag "$(cat "$w/dat")"
 
 done_testing
