@@ -48,12 +48,15 @@ def read_tsv(path):
 
 
 def action_of(e):
-    """what the action did, for the record: "error backend signal_ms empty_ms" """
+    """the trigger's values and what the action did, for the record:
+    "error backend signal_ms empty_ms {trigger}" """
+    trig = json.dumps(e.get("trigger"), separators=(",", ":"))
     try:
         t = e["report"]["targets"][0]
-        return f"{e.get('error', '?')} {t.get('backend', '?')} {t.get('signal_ms', '?')} {t.get('empty_ms', '?')}"
+        did = f"{e.get('error', '?')} {t.get('backend', '?')} {t.get('signal_ms', '?')} {t.get('empty_ms', '?')}"
     except (KeyError, IndexError, TypeError):
-        return f"{e.get('error', '?')} - - -"
+        did = f"{e.get('error', '?')} - - -"
+    return f"{did} {trig}"
 
 
 def read_events(path):
@@ -173,7 +176,7 @@ def main():
             full += refused not in ("-", "0")
             dat.append(f"storm\t{row}\t{kind}\t{start}\t{end}\t{ok}\t{peak}\t{refused}\t"
                        f"{f'{d:.1f}' if d is not None else '-'}\t{ev[1] if ev else '-'}\t"
-                       f"{ev[2] if ev else '- - - -'}")
+                       f"{ev[2] if ev else '- - - - -'}")
         by = ", ".join(f"{t} {n}" for t, n in sorted(trig.items())) or "–"
         sz = f"{fmt(rank(size, .5))} / {fmt(max(size))}" if size else "–"
         cpu_s = "–" if cpu == "-" else fmt(int(cpu) / 1e3, 2)
@@ -206,7 +209,7 @@ def main():
     if a.dat:
         with open(a.dat, "w") as f:
             f.write("# storm ROW KIND START_US EMPTY_US CAUGHT PEAK REFUSED DETECTION_MS TRIGGER "
-                    "ERROR BACKEND SIGNAL_MS EMPTY_MS (the last four from the event's report)\n"
+                    "ERROR BACKEND SIGNAL_MS EMPTY_MS TRIGGER_JSON (from the event)\n"
                     "# workload ROW NAME HOW CODE MS PEAK FORKS DAEMON_CPU_MS OUTCOME\n"
                     "# probe ROW KIND START_US DURATION_US (the starts over 100 ms)\n")
             f.write("\n".join(dat) + "\n")

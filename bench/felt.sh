@@ -266,8 +266,10 @@ run_row() {
 	workloads "$row"
 	storms "$row" "$n" "$CUTOFF"
 	kd_stop
-	# what the daemon said of its triggers beyond the routine (a fallback)
-	grep -E '^<[0-5]>' "$kd_log" | grep -iE 'fork|bpf|trigger' | head -n 3 | sed "s/^/$row	daemon: /" >>"$work/notes"
+	# a trigger the daemon could not arm, and what stood in (fork-rate:
+	# "... pids-max alone"), once
+	grep -E '^<[0-5]>' "$kd_log" | grep -iE 'cannot be loaded|pids-max alone|falls\? back' | head -n 3 |
+		sed "s/^<[0-7]>/$row	daemon: /" >>"$work/notes"
 }
 
 # The whole run in a function: bash has read all of this file before it

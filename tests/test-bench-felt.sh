@@ -117,7 +117,7 @@ grep -qF '| fork-rate | make | **killed** |' <<<"$rep" && grep -qF '| fork-rate 
 ok $? "report: a workload with an event is killed, one without is not" || diag "$rep"
 grep -qF -- '- fork-rate: 1 of 2 fork-heavy workloads killed (make) (goal: none): **missed**' <<<"$rep"
 ok $? "report: the false kill against the goal" || diag "$rep"
-grep -qP '^storm\tfork-rate\tdbomb-3000\t1000000000\t1000250000\t1\t412\t0\t40.0\tfork-rate\t0 kernel 2.5 180.0$' "$w/dat"
+grep -qP '^storm\tfork-rate\tdbomb-3000\t1000000000\t1000250000\t1\t412\t0\t40.0\tfork-rate\t0 kernel 2.5 180.0 \{"type":"fork-rate"\}$' "$w/dat"
 ok $? "report: --dat has the storm, with what its action did" || diag "$(cat "$w/dat")"
 
 done_testing
