@@ -268,7 +268,7 @@ run_row() {
 	kd_stop
 	# a trigger the daemon could not arm, and what stood in (fork-rate:
 	# "... pids-max alone"), once
-	grep -E '^<[0-5]>' "$kd_log" | grep -iE 'cannot be loaded|pids-max alone|falls\? back' | head -n 3 |
+	grep -E '^<[0-5]>' "$kd_log" | grep -iE 'cannot be loaded|pids-max alone|falls? back' | head -n 3 |
 		sed "s/^<[0-7]>/$row	daemon: /" >>"$work/notes"
 }
 
