@@ -27,11 +27,9 @@ kd_first pids jobs/limited $PMAX
 mkdir -p "$v2/$box/jobs/open" || bail_out "cannot create $box/jobs/open"
 if v2_has pids; then
 	pdir=
-	limited=$v2/$box/jobs/limited
 	open_limit=$v2/$box/jobs/open
 else
 	pdir=$v1pids/$box/jobs/limited
-	limited=$pdir
 	mkdir -p "$v1pids/$box/jobs/open" || bail_out "cannot create the v1 pids cgroup of $box/jobs/open"
 	open_limit=$v1pids/$box/jobs/open
 fi
