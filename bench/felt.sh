@@ -274,6 +274,19 @@ run_row() {
 		sed "s/^<[0-7]>/$row	daemon: /" >>"$work/notes"
 }
 
+# The storms of each row asked for, for the header.
+counts() {
+	local r out=
+	for r in ${ROWS//,/ }; do
+		case $r in
+		none) out+=", $NONE_N without a daemon" ;;
+		pids-max) out+=", $PIDS_N under pids-max" ;;
+		fork-rate) out+=", $FORK_N under fork-rate" ;;
+		esac
+	done
+	echo "${out#, }"
+}
+
 # The whole run in a function: bash has read all of this file before it
 # starts, so an edit of the file meanwhile cannot change a run under way.
 main() {
@@ -313,7 +326,7 @@ main() {
 	python3 bench/felt-report.py --work "$work" --events "$events" ${DAT:+--dat "$DAT"} \
 		--header "date: $(date -u '+%Y-%m-%d %H:%M UTC')" \
 		--header "$("$CGKILLD" --version | head -n 1), Linux $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.1f GiB RAM", $2 / 1048576 }' /proc/meminfo), pids.max in the v$(v2_has pids && echo 2 || echo 1) pids hierarchy" \
-		--header "storms a bomb kind: $NONE_N without a daemon, $PIDS_N under pids-max, $FORK_N under fork-rate; cut-off ${CUTOFF} s (${NONE_CUTOFF} s without a daemon); gap ${GAP} s; workloads at pids.max $WL_PIDS_MAX" \
+		--header "storms a bomb kind ($BOMBS): $(counts); cut-off ${CUTOFF} s (${NONE_CUTOFF} s without a daemon); gap ${GAP} s; workloads at pids.max $WL_PIDS_MAX" \
 		--header "load average at start: $load_start; at the end: $(cut -d' ' -f1-3 /proc/loadavg)" \
 		${NOTE:+--header "note: $NOTE"}
 }
