@@ -40,5 +40,27 @@ if ! grep -q 'targets met in this run' "$md"; then
 	fail=1
 fi
 cat "$out/stdout"
+
+# What a user feels through a fork storm (felt.sh): two storms of the
+# dynamic bomb under each of cgkilld's bomb rules (the fork-rate row is
+# skipped, and says so, by a daemon without that trigger) and one short
+# fork-heavy workload; every storm must be caught by the daemon.
+make -s B="$B" "$B/bench/felt"
+abs=$(cd "$B" && pwd)
+if ! CGKILL_BUILD=$abs CGKILLD=$abs/cgkilld CGKILL=$abs/cgkill FELT=$abs/bench/felt \
+	DBOMB=$abs/bench/cgkb-dbomb ROWS=pids-max,fork-rate N=2 BOMBS=dbomb-3000 WORKLOADS=xargs \
+	XARGS_N=200 BASELINE=1 ./felt.sh >"$out/felt.md" 2>&1; then
+	echo "bench smoke: felt.sh failed"
+	fail=1
+fi
+cat "$out/felt.md"
+# a daemon row that ran names its rule; its storms' row: 2 storms, 2
+# emptied before the cut-off, 2 events of a trigger
+want=$(grep -c '^- [a-z-]*: rule: ' "$out/felt.md" || true)
+rows=$(grep -c '^| [a-z-]* | dbomb-3000 | 2 | 2 | [a-z-]* 2 | ' "$out/felt.md" || true)
+if [ "$want" -eq 0 ] || [ "$rows" -ne "$want" ]; then
+	echo "bench smoke: felt.sh: $rows of $want daemon rows caught their 2 storms"
+	fail=1
+fi
 [ $fail -eq 0 ] && echo "bench smoke: the harness works; its targets table is not judged here"
 exit $fail
