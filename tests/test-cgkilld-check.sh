@@ -116,12 +116,12 @@ warns "a hook that is not executable" "$c:1: rule r: ExecPostKill=$hooks/plain: 
 rule "$box/app.slice/*.service" "ExecPreKill=$hooks" >"$c"
 warns "a hook that is a directory" "$c:1: rule r: ExecPreKill=$hooks: would not run: $hooks: not a regular file"
 rule "$box/app.slice/*.service" "ExecPreKill=$hooks/open" >"$c"
-warns "a hook others may write" "$c:1: rule r: ExecPreKill=$hooks/open: someone other than root could replace it: $hooks/open is writable by others (mode 0757)"
+warns "a hook others may write" "$c:1: rule r: ExecPreKill=$hooks/open: would be refused: someone other than root could replace it: $hooks/open is writable by others (mode 0757)"
 rule "$box/app.slice/*.service" "ExecPreKill=$hooks/shared/hook" >"$c"
-warns "a hook in a directory others may write" "$c:1: rule r: ExecPreKill=$hooks/shared/hook: someone other than root could replace it: $hooks/shared is writable by others (mode 0777)"
+warns "a hook in a directory others may write" "$c:1: rule r: ExecPreKill=$hooks/shared/hook: would be refused: someone other than root could replace it: $hooks/shared is writable by others (mode 0777)"
 chown 65534 "$hooks/good"
 rule "$box/app.slice/*.service" "ExecPreKill=$hooks/good" >"$c"
-warns "a hook that is not root's" "$c:1: rule r: ExecPreKill=$hooks/good: someone other than root could replace it: $hooks/good is owned by uid 65534, not root"
+warns "a hook that is not root's" "$c:1: rule r: ExecPreKill=$hooks/good: would be refused: someone other than root could replace it: $hooks/good is owned by uid 65534, not root"
 chown 0 "$hooks/good"
 
 # ---- the start logs the same warnings ----
