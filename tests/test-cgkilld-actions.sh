@@ -127,7 +127,7 @@ ok $? "(thawed and killed by the test)"
 # ---- log ----
 start_in logged/x "$FORKBOMB"
 bomb=$started
-wait_log 30 '^<4>rule reporter: .*/logged/x: pids-max.*; log: done \([1-9][0-9]* process\(es\) listed'
+wait_log 30 '^<4>rule reporter: .*/logged/x: pids-max.*; log: [1-9][0-9]* process\(es\) in 1 cgroup\(s\): [0-9]+ \(forkbomb\)'
 ok $? "Action=log: the log lists the processes"
 populated logged/x && alive "$bomb"
 ok $? "and nothing is signalled"

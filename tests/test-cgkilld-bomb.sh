@@ -122,7 +122,7 @@ lines = open(sys.argv[1]).read().splitlines()
 assert len(lines) == 1, lines
 e = json.loads(lines[0])
 assert e["rule"] == "bombs", e
-assert e["trigger"]["type"] == "pids-max" and e["trigger"]["rise"] >= 20, e
+assert e["trigger"]["type"] == "pids-max" and e["trigger"]["max_events_rise"] >= 20, e
 assert e["cgroup"] == sys.argv[2], e
 assert e["action"] == "kill" and e["dry_run"] is False and e["error"] == 0, e
 t = e["report"]["targets"][0]
