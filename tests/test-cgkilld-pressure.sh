@@ -299,6 +299,11 @@ ok $? "the thrash and the two sleepers beside it are dead ($dead of 3)"
 total=$(awk '/^some/ { sub("total=", "", $5); print $5 }' "$v2/$box/jobs/thrash/memory.pressure")
 [ "${total:-0}" -ge 200000 ]
 ok $? "the thrash stalled on memory: box/jobs/thrash/memory.pressure some total=${total}us (>= the 200ms threshold)"
+# the episode's first event (not due yet) says the stall it attests, a
+# window, against the rule's PressureDuration= as written
+log_has "^<7>rule mem: $v2/$box/jobs/thrash/memory.pressure: some stall above 10% of a 2000ms window \(avg10 [0-9.]+%\): 2000ms of PressureDuration=4000ms \(1 event\(s\) over 0ms\)\$"
+ok $? "the episode's first event: 2000ms of PressureDuration=4000ms" ||
+	diag "$(grep -F "rule mem: $v2/$box/jobs/thrash/memory.pressure" "$kd_log" | head -3)"
 ev=$(event_of mem jobs/thrash)
 python3 - "$ev" <<'EOF'
 import json, sys
