@@ -130,9 +130,10 @@ assert t["path"] == sys.argv[2] and t["emptied"] is True and t["signals"] == ["K
 EOF
 check "the JSON event names the rule, the trigger, the cgroup and the library's report" \
 	python3 "$kd_tmp/event.py" "$events" "$v2/$box/jobs/bomb"
-t_event=$(python3 -c 'import json,sys; print(int(json.loads(open(sys.argv[1]).readline())["time"] * 1e6))' "$events" 2>/dev/null)
+t_event=$(python3 -c 'import json, sys; from datetime import datetime
+print(round(datetime.fromisoformat(json.loads(open(sys.argv[1]).readline())["detected_at"]).timestamp() * 1e6))' "$events" 2>/dev/null)
 if [ -n "$t_sat" ] && [ -n "$t_event" ] && [ -n "$t_empty" ]; then
-	diag "cgkilld, v$hier pids, pids.max $PMAX: saturation -> event $(((t_event - t_sat) / 1000)) ms, saturation -> empty $(((t_empty - t_sat) / 1000)) ms"
+	diag "cgkilld, v$hier pids, pids.max $PMAX: saturation -> detection $(((t_event - t_sat) / 1000)) ms, saturation -> empty $(((t_empty - t_sat) / 1000)) ms"
 fi
 
 # within the post-action delay ($delay s here) a new bomb in the same
