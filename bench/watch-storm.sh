@@ -165,7 +165,8 @@ bomb() {
 	wait "$o"
 	read -r t_sat t_empty <"$obs"
 	wait_for 20 "event" test -s "$work/events.json" || return 1
-	t_ev=$(python3 -c 'import json,sys; print(int(json.loads(open(sys.argv[1]).readline())["time"] * 1e6))' "$work/events.json")
+	t_ev=$(python3 -c 'import json, sys; from datetime import datetime
+print(round(datetime.fromisoformat(json.loads(open(sys.argv[1]).readline())["detected_at"]).timestamp() * 1e6))' "$work/events.json")
 	[ -n "$t_sat" ] && [ -n "$t_empty" ] || return 1
 	echo "$(((t_ev - t_sat) / 1000)) $(((t_empty - t_sat) / 1000))"
 }
