@@ -358,9 +358,11 @@ static void killed_text(const cgk_report *rep, char *buf, size_t size)
 	size_t len, nsig = cgk_report_n_signals(rep);
 	enum cgk_backend b = cgk_report_backend(rep);
 
-	if (b == CGK_BACKEND_KERNEL)
+	if (b == CGK_BACKEND_KERNEL && cgk_report_cgroups(rep))
 		len = (size_t)snprintf(buf, size, "cgroup.kill written: every process of %u cgroup(s), by the kernel (not counted)",
 				       cgk_report_cgroups(rep));
+	else if (b == CGK_BACKEND_KERNEL)	/* the library's count of the tree failed */
+		len = (size_t)snprintf(buf, size, "cgroup.kill written: every process of the subtree, by the kernel (not counted)");
 	else
 		len = (size_t)snprintf(buf, size, "%u process(es) signalled in %u cgroup(s) by the %s backend",
 				       cgk_report_signalled(rep), cgk_report_cgroups(rep), cgk_backend_name(b) ?: "?");
