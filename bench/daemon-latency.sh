@@ -18,7 +18,7 @@
 # <v2>/cgkill-test.<pid>.bench/jobs/bomb. An observer at SCHED_FIFO 10
 # records when the first fork is refused at pids.max (saturation: the
 # "max" count of pids.events leaves 0) and when the cgroup is empty; the
-# daemon's event carries the time it decided to act.
+# daemon's event carries the time its trigger fired (detected_at).
 # Rows (at PIDS_MAX):
 #   floor      the observer itself writes 1 to cgroup.kill at saturation
 #   cgkilld    the daemon, PollInterval=20ms (the default), with
@@ -146,8 +146,9 @@ trial() {
 		# -> event written + 0.2 s, a window in which it does nothing else
 		sleep 0.2
 		read -r c1 s1 <<<"$(kd_cpu)"
-		read -r t_ev lib <<<"$(python3 -c 'import json,sys; e = json.loads(open(sys.argv[1]).readline()); t = e["report"]["targets"][0]
-print(int(e["time"] * 1e6), "(library: signal %s ms, empty %s ms, %s)" % (t["signal_ms"], t["empty_ms"], t["backend"]))' "$events")"
+		read -r t_ev lib <<<"$(python3 -c 'import json,sys; from datetime import datetime
+e = json.loads(open(sys.argv[1]).readline()); t = e["report"]["targets"][0]
+print(round(datetime.fromisoformat(e["detected_at"]).timestamp() * 1e6), "(library: signal %s ms, empty %s ms, %s)" % (t["signal_ms"], t["empty_ms"], t["backend"]))' "$events")"
 		hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$kd_daemon/status")
 		echo "$(((t_ev - t_sat) / 1000)) $(((t_empty - t_sat) / 1000)) $((c1 - c0)) $((s1 - s0)) $(((t_empty - w0) / 1000)) $hwm $lib"
 	fi

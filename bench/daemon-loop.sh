@@ -14,8 +14,8 @@
 #          ignores it) and two ExecPreKill= hooks that hang (ExecTimeout=
 #          1min, the most), then TRIALS fork bombs, one after another, in
 #          another cgroup (pids.max PMAX, default KILL): for each, its
-#          detection (the "time" of its event: when the daemon's action
-#          began) -> empty, seen by an observer at SCHED_FIFO 10 polling
+#          detection (the "detected_at" of its event: when its trigger
+#          fired) -> empty, seen by an observer at SCHED_FIFO 10 polling
 #          its cgroup.events (POLLPRI). Target: 50 ms.
 #  many:   NBOMBS bombs started at once in NBOMBS cgroups (pids.max PMAX
 #          each): the start -> the last one empty, and each one's
@@ -71,7 +71,9 @@ EOF
 # The daemon as shipped: no -v, its log in $kd_log.
 start_daemon() {
 	kd_log=$work/cgkilld.log.$((++kd_runs))
-	"$CGKILLD" --foreground --config "$1" 2>"$kd_log" &
+	: >"$kd_log"
+	# as the journal gets it: "<N>" and the message, no time of its own
+	JOURNAL_STREAM=$(stat -c %d:%i "$kd_log") "$CGKILLD" --foreground --config "$1" 2>>"$kd_log" &
 	kd_daemon=$!
 	wait_for 60 "cgkilld to start" grep -qs 'started:' "$kd_log" || bail_out "cgkilld did not start: $(cat "$kd_log")"
 }
@@ -113,12 +115,14 @@ PostActionDelay=0
 MaxActionsPerMinute=infinity
 EOF
 
-# detect_us REL: the "time" of rule bombs' last event on box/REL, in us
+# detect_us REL: the "detected_at" of rule bombs' last event on box/REL,
+# in us
 detect_us() {
 	python3 - "$work/events.json" "$v2/$box/$1" <<'EOF'
 import json, sys
-t = [json.loads(l)["time"] for l in open(sys.argv[1]) if '"bombs"' in l and json.loads(l)["cgroup"] == sys.argv[2]]
-print(int(t[-1] * 1e6) if t else "")
+from datetime import datetime
+t = [json.loads(l)["detected_at"] for l in open(sys.argv[1]) if '"bombs"' in l and json.loads(l)["cgroup"] == sys.argv[2]]
+print(round(datetime.fromisoformat(t[-1]).timestamp() * 1e6) if t else "")
 EOF
 }
 

@@ -37,7 +37,7 @@
 # (the first rise of its "full" total), the moment the kernel trigger's
 # condition held (full stall >= 20% of the trailing 2 s, from the samples),
 # the moment full avg10 reached 20 (oomd's view) and empty. The kill's time
-# is cgkilld's event (its "time") or the stamp of oomd's "Trying to kill"
+# is cgkilld's event (its "acted_at") or the stamp of oomd's "Trying to kill"
 # line (its log read through a pipe that stamps each line as it arrives).
 set -u
 cd "${0%/*}/.." || exit 1
@@ -251,9 +251,10 @@ print(*[r[k] or "-" for k in ("populated", "stall", "cond", "avg10", "empty", "k
 	cgkilld)
 		if [ -s "$work/events.$i.json" ]; then
 			read -r k killed <<<"$(python3 -c 'import json, sys
+from datetime import datetime
 e = json.loads(open(sys.argv[1]).readline()); r = e.get("report") or {}
 t = (r.get("targets") or [{}])[0]
-print(int(e["time"] * 1e6), e.get("cgroup"), "signalled", t.get("signalled"), "backend", t.get("backend"))' "$work/events.$i.json")"
+print(round(datetime.fromisoformat(e["acted_at"]).timestamp() * 1e6), e.get("cgroup"), "signalled", t.get("signalled"), "backend", t.get("backend"))' "$work/events.$i.json")"
 		fi
 		;;
 	esac

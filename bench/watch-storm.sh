@@ -96,7 +96,9 @@ as_alice() {
 # The daemon as shipped: no -v, its log in $kd_log.
 start_daemon() {
 	kd_log=$work/cgkilld.log.$((++kd_runs))
-	"$CGKILLD" --foreground --config "$1" 2>"$kd_log" &
+	: >"$kd_log"
+	# as the journal gets it: "<N>" and the message, no time of its own
+	JOURNAL_STREAM=$(stat -c %d:%i "$kd_log") "$CGKILLD" --foreground --config "$1" 2>>"$kd_log" &
 	kd_daemon=$!
 	wait_for 60 "cgkilld to start" grep -qs 'started:' "$kd_log" || bail_out "cgkilld did not start: $(cat "$kd_log")"
 }
@@ -163,7 +165,8 @@ bomb() {
 	wait "$o"
 	read -r t_sat t_empty <"$obs"
 	wait_for 20 "event" test -s "$work/events.json" || return 1
-	t_ev=$(python3 -c 'import json,sys; print(int(json.loads(open(sys.argv[1]).readline())["time"] * 1e6))' "$work/events.json")
+	t_ev=$(python3 -c 'import json, sys; from datetime import datetime
+print(round(datetime.fromisoformat(json.loads(open(sys.argv[1]).readline())["detected_at"]).timestamp() * 1e6))' "$work/events.json")
 	[ -n "$t_sat" ] && [ -n "$t_empty" ] || return 1
 	echo "$(((t_ev - t_sat) / 1000)) $(((t_empty - t_sat) / 1000))"
 }

@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -32,11 +33,18 @@
 
 #include "cgkilld.h"
 
+/* The event line's "schema": bumped when a key is removed, renamed or
+ * changes type (2: named times, reap requested and done, the triggers'
+ * hierarchy "v1"/"v2" and counters' totals and rises named apart) */
+#define EVENT_SCHEMA 2
+/* Action=log and dry runs name this many processes, then "and N more" */
+#define LIST_SHOWN 10
+
 /* What fired: copies, as the trigger's buffers are gone when it ends. */
 struct what {
 	char *trigger, *json_values, *text;
 	char *candidates;	/* JSON array, or NULL */
-	struct timespec wall;
+	struct timespec detected;	/* when the trigger fired (CLOCK_REALTIME) */
 	bool dry;
 };
 
@@ -66,7 +74,8 @@ struct job {
 	/* the candidate under way (i) */
 	char path[4096];
 	enum phase phase;
-	bool refused, reap;
+	bool refused, reap;	/* reap: asked of the library */
+	struct timespec acted_at;	/* when the library was called, 0 if not */
 	unsigned flags;
 	int pre, post, ret;
 	struct env e;
@@ -138,41 +147,63 @@ static const char *hook_text(int st, char *buf, size_t size)
 	return buf;
 }
 
-/* Kill records on the victim's cgroup: ours, and systemd's own names
- * (the service manager reads them when the unit stops: "systemd-oomd
- * killed N process(es)" in its terms, result oom-kill). */
-static void record_kill(int dirfd, const char *path, const cgk_report *rep)
+/* name's number on the cgroup at dirfd, plus n. */
+static void xattr_add(int dirfd, const char *path, const char *name, unsigned long long n)
 {
-	/* the kernel's cgroup.kill signals without a count */
-	bool counted = rep && cgk_report_backend(rep) != CGK_BACKEND_KERNEL;
-	static const struct {
-		const char *name;
-		bool processes;	/* add the processes signalled, else 1 */
-	} rec[] = {
-		{ "user.cgkill_kills", false },
-		{ "user.oomd_ooms", false },
-		{ "user.oomd_kill", true },
-	};
+	char buf[32] = "";
+	ssize_t len = fgetxattr(dirfd, name, buf, sizeof(buf) - 1);
+	unsigned long long v = len > 0 ? strtoull(buf, NULL, 10) : 0;
 
-	for (size_t i = 0; i < sizeof(rec) / sizeof(*rec); i++) {
-		char buf[32] = "";
+	len = snprintf(buf, sizeof(buf), "%llu", v + n);
+	if (fsetxattr(dirfd, name, buf, (size_t)len, 0) < 0 && errno != ENOENT)
+		log_msg(LOG_PRI_NOTICE, "%s: cannot record the kill in %s: %s", path, name, strerror(errno));
+}
 
-		if (rec[i].processes && !counted)
-			continue;
-		ssize_t n = fgetxattr(dirfd, rec[i].name, buf, sizeof(buf) - 1);
-		unsigned long long v = n > 0 ? strtoull(buf, NULL, 10) : 0;
+/* Kill records on the victim's cgroup. Every kill in ours:
+ * user.cgkill_kills counts them, user.cgkill_cause names the trigger of
+ * the last. A kill for memory also in systemd-oomd's names, which the
+ * service manager reads when the unit stops ("systemd-oomd killed N
+ * process(es)", result oom-kill): user.oomd_ooms counts it,
+ * user.oomd_kill adds the processes killed where they were counted (the
+ * kernel's cgroup.kill does not count). A fork bomb's kill is no OOM
+ * kill: not in systemd's. */
+static void record_kill(int dirfd, const char *path, const char *trigger, const cgk_report *rep)
+{
+	xattr_add(dirfd, path, "user.cgkill_kills", 1);
+	if (fsetxattr(dirfd, "user.cgkill_cause", trigger, strlen(trigger), 0) < 0 && errno != ENOENT)
+		log_msg(LOG_PRI_NOTICE, "%s: cannot record the kill in user.cgkill_cause: %s", path, strerror(errno));
+	if (!(trigger_bit(trigger) & TRIG_MEMORY))
+		return;
+	xattr_add(dirfd, path, "user.oomd_ooms", 1);
+	if (rep && cgk_report_backend(rep) != CGK_BACKEND_KERNEL)
+		xattr_add(dirfd, path, "user.oomd_kill", cgk_report_signalled(rep));
+}
 
-		v += rec[i].processes ? cgk_report_signalled(rep) : 1;
-		n = snprintf(buf, sizeof(buf), "%llu", v);
-		if (fsetxattr(dirfd, rec[i].name, buf, (size_t)n, 0) < 0 && errno != ENOENT)
-			log_msg(LOG_PRI_NOTICE, "%s: cannot record the kill in %s: %s", path, rec[i].name,
-				strerror(errno));
+/* Did the kill send SIGKILL? The reap acts only after it: a rule whose
+ * TERM sufficed asked for a reap that did not happen. */
+static bool sent_sigkill(const cgk_report *rep)
+{
+	for (size_t i = 0; rep && i < cgk_report_n_signals(rep); i++)
+		if (cgk_report_signal(rep, i, NULL) == SIGKILL)
+			return true;
+	return false;
+}
+
+/* "key": "RFC 3339 time" (with microseconds), or null for a zero time */
+static void json_time(FILE *f, const char *key, const struct timespec *ts)
+{
+	char buf[40];
+
+	if (!ts->tv_sec && !ts->tv_nsec) {
+		fprintf(f, "\"%s\": null", key);
+		return;
 	}
+	rfc3339(ts, 6, buf, sizeof(buf));
+	fprintf(f, "\"%s\": \"%s\"", key, buf);
 }
 
 /* The one JSON event of an action (EventLog=). */
-static void event(const struct job *a, int ret, const char *msg, const cgk_report *rep, int pre, int post,
-		  bool reap)
+static void event(const struct job *a, int ret, const char *msg, const cgk_report *rep, int pre, int post)
 {
 	const struct rule *r = &a->r;
 	const struct what *w = &a->w;
@@ -195,7 +226,16 @@ static void event(const struct job *a, int ret, const char *msg, const cgk_repor
 	}
 	f = open_memstream(&line, &linelen);
 	if (f) {
-		fprintf(f, "{\"time\": %lld.%06ld, \"rule\": ", (long long)w->wall.tv_sec, w->wall.tv_nsec / 1000);
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		fprintf(f, "{\"schema\": %d, ", EVENT_SCHEMA);
+		json_time(f, "detected_at", &w->detected);
+		fputs(", ", f);
+		json_time(f, "acted_at", &a->acted_at);
+		fputs(", ", f);
+		json_time(f, "ended_at", &now);
+		fputs(", \"rule\": ", f);
 		json_str(f, r->name);
 		fprintf(f, ", \"trigger\": {%s}, \"cgroup\": ", w->json_values);
 		json_str(f, a->path);
@@ -203,8 +243,10 @@ static void event(const struct job *a, int ret, const char *msg, const cgk_repor
 		json_str(f, a->watched);
 		fprintf(f, ", \"victim\": \"%s\", \"candidates\": %s", victim_name(r->victim),
 			w->candidates ? w->candidates : "null");
-		fprintf(f, ", \"action\": \"%s\", \"dry_run\": %s, \"reap\": %s, \"error\": %d, \"message\": ",
-			action_name(r->action), w->dry ? "true" : "false", reap ? "true" : "false", ret);
+		fprintf(f,
+			", \"action\": \"%s\", \"dry_run\": %s, \"reap\": {\"requested\": %s, \"done\": %s}, \"error\": %d, \"message\": ",
+			action_name(r->action), w->dry ? "true" : "false", a->reap ? "true" : "false",
+			a->reap && sent_sigkill(rep) ? "true" : "false", ret);
 		json_str(f, msg);
 		fputs(", \"hooks\": {\"pre\": ", f);
 		if (r->exec_pre)
@@ -325,34 +367,96 @@ static void kill_times(struct job *a, int ret, const cgk_report *rep)
 		a->times.emptied = t;
 }
 
+/* The processes a dry run listed, as the log says them: "12 process(es)
+ * in 2 cgroup(s): 301 (sh), 302 (sh), ... and 2 more". */
+static void listed_text(const cgk_report *rep, char *buf, size_t size)
+{
+	size_t n = cgk_report_n_processes(rep, CGK_LIST_LISTED), len;
+
+	len = (size_t)snprintf(buf, size, "%zu process(es) in %u cgroup(s)", n, cgk_report_cgroups(rep));
+	for (size_t i = 0; i < n && i < LIST_SHOWN && len < size; i++) {
+		const cgk_process *p = cgk_report_process(rep, CGK_LIST_LISTED, i);
+		pid_t pid = cgk_process_pid(p);
+
+		/* pid 0: outside our pid namespace */
+		if (pid)
+			len += (size_t)snprintf(buf + len, size - len, "%s%d (%s)", i ? ", " : ": ", (int)pid,
+						cgk_process_comm(p));
+		else
+			len += (size_t)snprintf(buf + len, size - len, "%s? (%s)", i ? ", " : ": ", cgk_process_comm(p));
+	}
+	if (n > LIST_SHOWN && len < size)
+		snprintf(buf + len, size - len, ", and %zu more", n - LIST_SHOWN);
+}
+
+/* What a kill did, as far as it is known: the kernel's cgroup.kill
+ * signals every process of the subtree without counting them. */
+static void killed_text(const cgk_report *rep, char *buf, size_t size)
+{
+	size_t len, nsig = cgk_report_n_signals(rep);
+	enum cgk_backend b = cgk_report_backend(rep);
+
+	if (b == CGK_BACKEND_KERNEL && cgk_report_cgroups(rep))
+		len = (size_t)snprintf(buf, size, "cgroup.kill written: every process of %u cgroup(s), by the kernel (not counted)",
+				       cgk_report_cgroups(rep));
+	else if (b == CGK_BACKEND_KERNEL)	/* the library's count of the tree failed */
+		len = (size_t)snprintf(buf, size, "cgroup.kill written: every process of the subtree, by the kernel (not counted)");
+	else
+		len = (size_t)snprintf(buf, size, "%u process(es) signalled in %u cgroup(s) by the %s backend",
+				       cgk_report_signalled(rep), cgk_report_cgroups(rep), cgk_backend_name(b) ?: "?");
+	for (size_t i = 0; nsig > 1 && i < nsig && len < size; i++) {
+		char sb[16];
+
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? " then " : ", signals ",
+					cgk_signal_name(cgk_report_signal(rep, i, NULL), sb, sizeof(sb)) ?: "?");
+	}
+	if (len >= size)
+		return;
+	if (!cgk_report_waited(rep))
+		snprintf(buf + len, size - len, "; not waited for");
+	else if (cgk_report_emptied(rep))
+		snprintf(buf + len, size - len, "; empty after %llums", (unsigned long long)cgk_report_empty_ms(rep));
+}
+
+/* The one warning line of a candidate's action: what was done, or would
+ * have been, to whom, and what is known of the result; no figure that
+ * was not measured. */
 static void kill_log(struct job *a)
 {
 	const struct rule *r = &a->r;
 	const cgk_report *rep = a->rep;
 	int ret = a->ret;
-	unsigned flags = a->flags;
-	char buf[16];
-	const char *sig = cgk_signal_name(r->sig, buf, sizeof(buf)) ?: "?";
+	char sb[16], what[64], result[1536];
+	const char *sig = cgk_signal_name(r->sig, sb, sizeof(sb)) ?: "?";
 
-	log_msg(ret < 0 ? LOG_PRI_ERR : LOG_PRI_WARNING,
-		"rule %s: %s: %s; %s%s%s%s: %s%s (%u process(es) %s, %u cgroup(s), backend %s, signal %llums, empty %llums)",
-		r->name, a->path, a->w.text, a->w.dry ? "dry run, would " : "", action_name(r->action),
-		r->action == ACT_KILL ? " with " : "", r->action == ACT_KILL ? sig : "",
-		ret < 0 ? "failed: " : "done",
-		ret < 0 && rep ? cgk_report_message(rep) : (ret < 0 ? strerror(-ret) : ""),
-		rep ? (flags & CGK_DRY_RUN ? (unsigned)cgk_report_n_processes(rep, CGK_LIST_LISTED)
-					   : cgk_report_signalled(rep))
-		    : 0,
-		flags & CGK_DRY_RUN ? "listed"
-		: rep && cgk_report_backend(rep) == CGK_BACKEND_KERNEL ? "signalled by the kernel, not counted"
-								      : "signalled",
-		rep ? cgk_report_cgroups(rep) : 0,
-		rep && cgk_report_n_signals(rep) ? cgk_backend_name(cgk_report_backend(rep)) ?: "?" : "none",
-		rep ? (unsigned long long)cgk_report_signal_ms(rep) : 0ULL,
-		rep ? (unsigned long long)cgk_report_empty_ms(rep) : 0ULL);
+	snprintf(what, sizeof(what), "%s%s%s%s", a->w.dry ? "dry run, would " : "", action_name(r->action),
+		 r->action == ACT_KILL ? " with " : "", r->action == ACT_KILL ? sig : "");
+	if (ret < 0)
+		snprintf(result, sizeof(result), "failed: %s", rep ? cgk_report_message(rep) : strerror(-ret));
+	else if (!rep)
+		snprintf(result, sizeof(result), "done");
+	else if (a->w.dry || r->action == ACT_LOG)
+		listed_text(rep, result, sizeof(result));
+	else if (r->action == ACT_FREEZE)
+		snprintf(result, sizeof(result), "done (%zu process(es) in %u cgroup(s) frozen)",
+			 cgk_report_n_processes(rep, CGK_LIST_LISTED), cgk_report_cgroups(rep));
+	else {
+		char k[1024];
+
+		killed_text(rep, k, sizeof(k));
+		snprintf(result, sizeof(result), "done (%s)", k);
+	}
+	log_msg(ret < 0 ? LOG_PRI_ERR : LOG_PRI_WARNING, "rule %s: %s: %s; %s: %s", r->name, a->path, a->w.text, what,
+		result);
+	if (ret < 0 && rep && cgk_report_n_signals(rep) && !(a->flags & CGK_DRY_RUN)) {
+		char k[1024];
+
+		killed_text(rep, k, sizeof(k));
+		log_msg(LOG_PRI_ERR, "rule %s: %s: before it failed: %s", r->name, a->path, k);
+	}
 	if (a->how[0])
 		log_msg(LOG_PRI_WARNING, "rule %s: %s: %s", r->name, a->path, a->how);
-	if (a->reap && rep)
+	if (a->reap && sent_sigkill(rep))
 		log_msg(LOG_PRI_INFO, "rule %s: %s: memory of %u process(es) released at once%s%s", r->name, a->path,
 			cgk_report_reaped(rep), cgk_report_reap_errno(rep) ? "; the reap stopped: " : "",
 			cgk_report_reap_errno(rep) ? strerror(cgk_report_reap_errno(rep)) : "");
@@ -364,8 +468,7 @@ static bool target_end(struct job *a)
 	const cgk_report *rep = a->rep;
 	int ret = a->ret;
 
-	event(a, ret, ret < 0 ? (rep ? cgk_report_message(rep) : strerror(-ret)) : a->how, rep, a->pre, a->post,
-	      a->reap);
+	event(a, ret, ret < 0 ? (rep ? cgk_report_message(rep) : strerror(-ret)) : a->how, rep, a->pre, a->post);
 	env_free(&a->e);
 	cgk_report_free(a->rep);
 	a->rep = NULL;
@@ -411,7 +514,7 @@ static bool kill_result(struct job *a, bool stopping)
 			snprintf(a->how, sizeof(a->how), "cannot freeze: %s", strerror(-ret));
 	}
 	if (ret == 0 && !a->w.dry && r->action == ACT_KILL && r->record_kills)
-		record_kill(dirfd, a->path, rep);
+		record_kill(dirfd, a->path, a->w.trigger, rep);
 	kill_times(a, ret, rep);
 	kill_log(a);
 	if (!r->exec_post || a->refused || stopping)
@@ -422,7 +525,7 @@ static bool kill_result(struct job *a, bool stopping)
 	/* not counted by the kernel's cgroup.kill */
 	if (rep && cgk_report_backend(rep) != CGK_BACKEND_KERNEL)
 		env_add(&a->e, "CGKILLD_SIGNALLED=%u", cgk_report_signalled(rep));
-	if (a->reap && rep)
+	if (a->reap && sent_sigkill(rep))
 		env_add(&a->e, "CGKILLD_REAPED=%u", cgk_report_reaped(rep));
 	env_add(&a->e, "CGKILLD_MESSAGE=%s", ret < 0 ? (rep ? cgk_report_message(rep) : strerror(-ret)) : a->how);
 	a->phase = PH_POST;
@@ -453,6 +556,7 @@ static bool kill_start(struct job *a)
 	if (a->reap)
 		a->flags |= CGK_REAP;
 	a->opts = rule_options(r, a->flags);
+	clock_gettime(CLOCK_REALTIME, &a->acted_at);
 	ret = a->opts ? cgk_kill_start_fd(a->fds[a->i], a->opts, &a->op) : -ENOMEM;
 	a->kill_us = now_us();
 	if (ret < 0) {
@@ -486,7 +590,7 @@ static bool pre_result(struct job *a, int st)
 		outcome(a, OUT_VETOED);
 		log_msg(LOG_PRI_WARNING, "rule %s: %s: %s; ExecPreKill= %s vetoed the %s", r->name, a->path, a->w.text,
 			r->exec_pre[0], action_name(r->action));
-		event(a, -ECANCELED, "vetoed by ExecPreKill=", NULL, st, 0, false);
+		event(a, -ECANCELED, "vetoed by ExecPreKill=", NULL, st, 0);
 		env_free(&a->e);
 		a->phase = PH_IDLE;
 		return false;
@@ -515,6 +619,7 @@ static bool target_start(struct job *a)
 	int ret;
 
 	a->refused = false;
+	a->acted_at = (struct timespec){ 0 };
 	a->pre = a->post = a->ret = 0;
 	a->how[0] = '\0';
 	a->reap = !a->w.dry && (r->reap == 1 || (r->reap == -1 && (r->triggers & TRIG_MEMORY))) &&
@@ -718,6 +823,7 @@ static struct job *action_new(struct cg *c, const char *trigger, const char *jso
 	a->w.text = strdup(text);
 	a->out = -1;
 	a->times.woke = D.woke_us ? D.woke_us : now_us();
+	clock_gettime(CLOCK_REALTIME, &a->w.detected);
 	if (!a->r.name || (c->rule->exec_pre && !a->r.exec_pre) || (c->rule->exec_post && !a->r.exec_post) ||
 	    !a->rel || !a->watched || !a->w.trigger || !a->w.json_values || !a->w.text) {
 		action_free(a);
@@ -776,7 +882,7 @@ static void begin_ranked(struct job *a)
 		snprintf(a->path, sizeof(a->path), "%s", a->watched);
 		log_msg(LOG_PRI_WARNING, "rule %s: %s: %s; no victim (Victim=%s): %s", a->r.name, a->path, a->w.text,
 			victim_name(a->r.victim), why ? why : n < 0 ? strerror(-n) : "no candidate is left");
-		event(a, n < 0 ? n : -ESRCH, "no victim", NULL, 0, 0, false);
+		event(a, n < 0 ? n : -ESRCH, "no victim", NULL, 0, 0);
 		free(why);
 		action_end(a);
 		return;
@@ -806,7 +912,6 @@ static void begin(struct job *a)
 	running = a;
 	D.nrunning++;
 	a->t = now_ms();
-	clock_gettime(CLOCK_REALTIME, &a->w.wall);
 	a->w.dry = D.global_dry_run || D.cfg.dry_run || a->r.dry_run;
 	if (!a->c) {
 		outcome(a, OUT_GONE);
@@ -964,7 +1069,7 @@ void act_stop(void)
 				outcome(a, OUT_CANCELLED);	/* a kill done stays done */
 			hook_stop(&a->hook);
 			if (a->phase == PH_PRE)
-				event(a, -ECANCELED, "ended: cgkilld stopped", NULL, -ECANCELED, 0, false);
+				event(a, -ECANCELED, "ended: cgkilld stopped", NULL, -ECANCELED, 0);
 			else
 				post_result(a, -ECANCELED);
 			env_free(&a->e);

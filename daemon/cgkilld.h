@@ -40,6 +40,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <cgkill.h>
 
@@ -207,6 +208,8 @@ int open_trusted_parent(const char *path, const char **base, char *why, size_t s
 /* The name of a trigger bit (enum trig_bits) as Trigger= takes it. */
 const char *trigger_name(unsigned bit);
 const char *action_name(enum action a);
+/* The enum trig_bits of a trigger's name ("pids-max"), 0 if none. */
+unsigned trigger_bit(const char *name);
 const char *victim_name(enum victim v);
 /* Does the rule's kill send SIGKILL (its signal or an escalation)? */
 bool rule_sends_sigkill(const struct rule *r);
@@ -641,7 +644,15 @@ bool has_cap_sys_resource(void);
 /* ---- logging and the service manager (notify.c) ---- */
 enum { LOG_PRI_ERR = 3, LOG_PRI_WARNING = 4, LOG_PRI_NOTICE = 5, LOG_PRI_INFO = 6, LOG_PRI_DEBUG = 7 };
 extern int log_verbose;
+/* Can syslog(3) reach a reader at /dev/log? */
+bool log_syslog_reachable(void);
 void log_use_syslog(void);
+/* From now on, lines on stderr carry their time, unless stderr is the
+ * journal's stream ($JOURNAL_STREAM): the daemon's log, not --check's. */
+void log_stamp_unless_journal(void);
+/* ts as RFC 3339 in local time with its offset, digits (0..6) of a
+ * second: "2026-12-07T17:55:52.123+00:00"; 40 bytes hold it. */
+void rfc3339(const struct timespec *ts, int digits, char *buf, size_t size);
 void log_msg(int pri, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A datagram to $NOTIFY_SOCKET; nothing if unset. */
 void notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -397,6 +397,14 @@ const char *trigger_name(unsigned bit)
 	return "?";
 }
 
+unsigned trigger_bit(const char *name)
+{
+	for (size_t i = 0; trigger_names[i].name; i++)
+		if (!strcmp(trigger_names[i].name, name))
+			return trigger_names[i].bit;
+	return 0;
+}
+
 static void key_trigger(struct ctx *x, const struct key *k __attribute__((unused)), void *obj, const char *v)
 {
 	struct rule *r = obj;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -312,11 +313,66 @@ static int hierarchies(void)
 	return 0;
 }
 
+/* Files a detached daemon logs to where no syslog reader listens. */
+static const char *const fallback_logs[] = { "/var/log/cgkilld.log", "/run/cgkilld.log" };
+
+/* Is the stderr we were given a place for the log once detached: a file,
+ * a pipe or a socket (not a terminal, which the daemon leaves, nor
+ * /dev/null)? Its name in where. */
+static bool stderr_keeps_log(char *where, size_t size)
+{
+	struct stat st;
+	ssize_t n;
+
+	if (fstat(STDERR_FILENO, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+		return false;
+	n = readlink("/proc/self/fd/2", where, size - 1);
+	where[n > 0 ? n : 0] = '\0';
+	return true;
+}
+
+/* Where the log of a detached daemon goes: syslog(3) where /dev/log has
+ * a reader. Else (a container, an initramfs, a syslog daemon down) every
+ * line would be lost: the stderr it was given if that keeps them
+ * (*keep), else the first fallback file that can be opened safely (its
+ * fd is returned), else syslog all the same, for a reader that may come.
+ * where: "" for syslog, else where the lines go, or why nowhere. */
+static int detached_log(char *where, size_t size, bool *keep)
+{
+	char why[1024] = "";
+
+	where[0] = '\0';
+	*keep = false;
+	if (log_syslog_reachable())
+		return -1;
+	if (stderr_keeps_log(where, size)) {
+		*keep = true;
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(fallback_logs) / sizeof(*fallback_logs); i++) {
+		int fd = event_log_open(fallback_logs[i], true, why, sizeof(why));
+
+		if (fd >= 0) {
+			snprintf(where, size, "%s", fallback_logs[i]);
+			return fd;
+		}
+	}
+	snprintf(where, size, "nowhere (%s: %s): lines are lost until a reader listens there", fallback_logs[0], why);
+	return -1;
+}
+
 static void daemonize(void)
 {
-	pid_t pid = fork();
+	char where[PATH_MAX + 1200];
+	bool keep;
+	int logfd = detached_log(where, sizeof(where), &keep);
+	pid_t pid;
 	int fd;
 
+	/* said to whoever started it, if the lines go elsewhere */
+	if (where[0] && !keep)
+		log_msg(LOG_PRI_WARNING, "no syslog reader at /dev/log: the log goes to %s", where);
+	pid = fork();
 	if (pid < 0) {
 		log_msg(LOG_PRI_ERR, "fork: %s", strerror(errno));
 		exit(1);
@@ -335,11 +391,21 @@ static void daemonize(void)
 	if (fd >= 0) {
 		dup2(fd, STDIN_FILENO);
 		dup2(fd, STDOUT_FILENO);
-		dup2(fd, STDERR_FILENO);
+		if (!keep)
+			dup2(fd, STDERR_FILENO);
 		if (fd > STDERR_FILENO)
 			close(fd);
 	}
-	log_use_syslog();
+	if (logfd >= 0) {
+		dup2(logfd, STDERR_FILENO);
+		close(logfd);
+	}
+	if (!keep && logfd < 0) {
+		log_use_syslog();
+		return;
+	}
+	log_stamp_unless_journal();
+	log_msg(LOG_PRI_WARNING, "no syslog reader at /dev/log: the log goes to %s", where);
 }
 
 /* Everything closed and freed, so that a leak checker sees only leaks. */
@@ -602,6 +668,7 @@ int main(int argc, char **argv)
 		return r;
 	D.config_path = config ? config : CGKILLD_CONF;
 	D.config_optional = false;
+	log_stamp_unless_journal();
 	if (load(&D.cfg, D.config_path, D.config_optional) < 0) {
 		log_msg(LOG_PRI_ERR, "%s: the configuration has errors; not starting", D.config_path);
 		return 1;

@@ -3,13 +3,16 @@
  * The service manager's language, by hand: sd_notify datagrams to
  * $NOTIFY_SOCKET (READY=1, RELOADING=1, STATUS=, WATCHDOG=1, STOPPING=1),
  * and log lines on stderr with the syslog priority prefix "<N>" that the
- * journal reads (or syslog(3) once detached without --foreground).
+ * journal reads (or syslog(3) once detached without --foreground). Where
+ * stderr is not the journal (a terminal, a file), the daemon's lines carry
+ * their time after the prefix, as a syslog line does.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <syslog.h>
 #include <time.h>
@@ -19,6 +22,25 @@
 
 int log_verbose;
 static bool use_syslog;
+static bool stamped;
+
+bool log_syslog_reachable(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = "/dev/log" };
+	static const int types[] = { SOCK_DGRAM, SOCK_STREAM };	/* as syslog(3) tries them */
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(*types); i++) {
+		int fd = socket(AF_UNIX, types[i] | SOCK_CLOEXEC, 0), r;
+
+		if (fd < 0)
+			continue;
+		r = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+		close(fd);
+		if (r == 0)
+			return true;
+	}
+	return false;
+}
 
 void log_use_syslog(void)
 {
@@ -37,13 +59,51 @@ static bool log_prefixed(void)
 	return prefixed;
 }
 
+/* Is stderr the journal's stream? systemd says which in $JOURNAL_STREAM
+ * ("DEV:INO" of the socket it gave): a stderr redirected since is not. */
+static bool stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+	char end;
+
+	if (!js || sscanf(js, "%llu:%llu%c", &dev, &ino, &end) != 2)
+		return false;
+	return fstat(STDERR_FILENO, &st) == 0 && st.st_dev == (dev_t)dev && st.st_ino == (ino_t)ino;
+}
+
+void log_stamp_unless_journal(void)
+{
+	stamped = !stderr_is_journal();
+}
+
+void rfc3339(const struct timespec *ts, int digits, char *buf, size_t size)
+{
+	struct tm tm;
+	char frac[24] = "", z[8], zone[8] = "";
+	long div = 1;
+	size_t n;
+
+	localtime_r(&ts->tv_sec, &tm);
+	for (int i = digits; i < 9; i++)
+		div *= 10;
+	if (digits > 0 && digits <= 6)
+		snprintf(frac, sizeof(frac), ".%0*ld", digits, ts->tv_nsec / div);
+	/* +0100 as +01:00 */
+	if (strftime(z, sizeof(z), "%z", &tm) == 5)
+		snprintf(zone, sizeof(zone), "%.3s:%.2s", z, z + 3);
+	n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, size - n, "%s%s", frac, zone);
+}
+
 /* Every line goes through the library's one filter (CGK_TEXT_SAFE): the
  * names in it are chosen by whoever made the cgroups, and an escape
  * sequence, a CR or a newline of theirs must neither drive the terminal
  * that shows the log nor forge a line of its own. */
 void log_msg(int pri, const char *fmt, ...)
 {
-	char buf[2048], line[2100];
+	char buf[2048], line[2048 + 64];
 	va_list ap;
 	int n;
 
@@ -55,6 +115,14 @@ void log_msg(int pri, const char *fmt, ...)
 	if (n < 0)
 		return;
 	n = log_prefixed() ? snprintf(line, sizeof(line), "<%d>", pri) : 0;
+	if (stamped && !use_syslog) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		rfc3339(&ts, 3, line + n, sizeof(line) - (size_t)n);
+		n += (int)strlen(line + n);
+		line[n++] = ' ';
+	}
 	/* whole characters only, and room for the newline */
 	cgk_text_format(line + n, sizeof(line) - (size_t)n - 1, buf, strnlen(buf, sizeof(buf)), CGK_TEXT_SAFE);
 	if (use_syslog) {

@@ -83,7 +83,7 @@ static bool check(struct cg *c, bool *gone)
 		return true;
 	}
 	snprintf(json, sizeof(json),
-		 "\"type\": \"oom-kill\", \"hierarchy\": %d, \"oom_kill\": %llu, \"rise\": %llu",
+		 "\"type\": \"oom-kill\", \"hierarchy\": \"v%d\", \"oom_kill_total\": %llu, \"oom_kill_rise\": %llu",
 		 c->mem_v1 ? 1 : 2, (unsigned long long)v, (unsigned long long)(v - c->oom_base));
 	snprintf(text, sizeof(text), "oom-kill (v%d): the OOM killer took %llu process(es) (oom_kill %llu)",
 		 c->mem_v1 ? 1 : 2, (unsigned long long)(v - c->oom_base), (unsigned long long)v);

@@ -239,7 +239,7 @@ static void current_check(struct cg *c, uint64_t t)
 
 		c->high_since = t;	/* a new duration from now */
 		snprintf(json, sizeof(json),
-			 "\"type\": \"pids-current\", \"hierarchy\": %d, \"pids_current\": %llu, \"pids_max\": %llu, "
+			 "\"type\": \"pids-current\", \"hierarchy\": \"v%d\", \"pids_current\": %llu, \"pids_max\": %llu, "
 			 "\"percent\": %u, \"for_ms\": %llu, \"held_ms\": %llu",
 			 c->pids_v1 ? 1 : 2, (unsigned long long)cur, (unsigned long long)lim,
 			 r->pids_current_pct, (unsigned long long)r->pids_current_for_ms,
@@ -298,7 +298,7 @@ static void sample(struct cg *c)
 		else
 			snprintf(lims, sizeof(lims), "%llu", (unsigned long long)lim);
 		snprintf(json, sizeof(json),
-			 "\"type\": \"pids-max\", \"hierarchy\": %d, \"max_events\": %llu, \"rise\": %llu, "
+			 "\"type\": \"pids-max\", \"hierarchy\": \"v%d\", \"max_events_total\": %llu, \"max_events_rise\": %llu, "
 			 "\"window_ms\": %llu, \"pids_current\": %llu, \"pids_max\": %s",
 			 c->pids_v1 ? 1 : 2, (unsigned long long)v, (unsigned long long)rise,
 			 (unsigned long long)r->pids_window_ms, (unsigned long long)cur, lims);

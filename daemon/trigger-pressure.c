@@ -416,15 +416,13 @@ static void psi_event(struct cg *c, int i)
 	episode = e->last - e->start;
 	attested = episode + r->pressure_window_ms;
 	if (!episode_due(c, i)) {
-		uint64_t need = r->pressure_duration_ms > r->pressure_window_ms
-					? r->pressure_duration_ms - r->pressure_window_ms
-					: 0;
-
+		/* the stall attested (its first event counts for a window)
+		 * against the configured duration: both as the rule says them */
 		log_msg(LOG_PRI_DEBUG,
-			"rule %s: %s: %s stall above %u%% of a %llums window (avg10 %.2f%%), episode %llums of %llums",
+			"rule %s: %s: %s stall above %u%% of a %llums window (avg10 %.2f%%): %llums of PressureDuration=%llums (%u event(s) over %llums)",
 			r->name, path, r->pressure_full ? "full" : "some", r->pressure_pct,
-			(unsigned long long)r->pressure_window_ms, p.avg10, (unsigned long long)episode,
-			(unsigned long long)need);
+			(unsigned long long)r->pressure_window_ms, p.avg10, (unsigned long long)attested,
+			(unsigned long long)r->pressure_duration_ms, e->events, (unsigned long long)episode);
 		return;
 	}
 	if (r->pressure_reclaim) {
@@ -568,9 +566,10 @@ static void level_event(struct cg *c)
 	c->plevel_count += n;
 	episode = c->ep[PSRC_LEVEL].last - c->ep[PSRC_LEVEL].start;
 	if (!episode_due(c, PSRC_LEVEL)) {
-		log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: memory pressure level %s (%llu notification(s)), episode %llums",
+		log_msg(LOG_PRI_DEBUG,
+			"rule %s: %s/%s: memory pressure level %s (%llu notification(s)): %llums of PressureDuration=%llums",
 			r->name, D.v2, c->rel, level_name[r->pressure_level], (unsigned long long)n,
-			(unsigned long long)episode);
+			(unsigned long long)episode, (unsigned long long)r->pressure_duration_ms);
 		return;
 	}
 	if (!counterpart_still_own(c, c->plevel_file, "memory", episode_src_name[PSRC_LEVEL])) {
@@ -580,7 +579,7 @@ static void level_event(struct cg *c)
 		return;
 	}
 	snprintf(json, sizeof(json),
-		 "\"type\": \"memory-pressure-level\", \"hierarchy\": 1, \"level\": \"%s\", \"for\": \"%s\", \"notifications\": %llu, \"events\": %u, \"window_ms\": %llu, \"duration_ms\": %llu, \"episode_ms\": %llu",
+		 "\"type\": \"memory-pressure-level\", \"hierarchy\": \"v1\", \"level\": \"%s\", \"for\": \"%s\", \"notifications\": %llu, \"events\": %u, \"window_ms\": %llu, \"duration_ms\": %llu, \"episode_ms\": %llu",
 		 level_name[r->pressure_level], c->plevel_fallback ? "memory-pressure" : "memory-pressure-level",
 		 (unsigned long long)c->plevel_count, c->ep[PSRC_LEVEL].events, (unsigned long long)r->pressure_window_ms,
 		 (unsigned long long)r->pressure_duration_ms, (unsigned long long)episode);

@@ -686,7 +686,7 @@ static void timer_update(void)
 }
 
 static void add_cg(struct rule *r, const char *rel, bool force);
-static void remove_cg(struct cg *c);
+static void remove_cg(struct cg *c, const char *why);
 
 /* Read the cgroup.events of each owner's cgroups past the cap, the next
  * DORMANT_READS_PER_S of them in turn: the populated ones are watched
@@ -738,7 +738,7 @@ static void demote_over_cap(struct cg *c)
 
 	if (!o || o->n <= owner_cap() || !(rel = strdup(c->rel)))
 		return;
-	remove_cg(c);
+	remove_cg(c, NULL);
 	dormant_add(r, rel, uid);
 	log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s: empty, past MaxWatchesPerOwner=: polled", r->name, D.v2, rel);
 	free(rel);
@@ -899,7 +899,8 @@ static void unwatch_events(struct cg *c)
 	}
 }
 
-static void remove_cg(struct cg *c)
+/* c is no longer watched; why (NULL: the caller says it) is logged. */
+static void remove_cg(struct cg *c, const char *why)
 {
 	if (c->dead)
 		return;
@@ -918,7 +919,8 @@ static void remove_cg(struct cg *c)
 	c->armed = false;
 	c->next = dead;
 	dead = c;
-	log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s is gone", c->rule->name, D.v2, c->rel);
+	if (why)
+		log_msg(LOG_PRI_DEBUG, "rule %s: %s/%s %s", c->rule->name, D.v2, c->rel, why);
 }
 
 void watch_reap(void)
@@ -1085,10 +1087,14 @@ int watch_start(void)
 
 void watch_stop(void)
 {
+	/* the cgroups are there still: only the daemon lets go of them */
+	const char *why = D.stopping ? "is no longer watched: cgkilld stops"
+				     : "is no longer watched: the rules are reloaded";
+
 	while (D.cgs)
-		remove_cg(D.cgs);
+		remove_cg(D.cgs, why);
 	while (idle)
-		remove_cg(idle);
+		remove_cg(idle, why);
 	while (nwdirs)
 		wdir_drop(wdirs[nwdirs - 1], true);
 	free(wdirs);
@@ -1128,7 +1134,7 @@ static void sweep_below(const char *rel)
 		for (struct cg *c = *heads[h], *next; c; c = next) {
 			next = c->next;
 			if (at_or_below(c->rel, rel, n) && c->rel[n])
-				remove_cg(c);
+				remove_cg(c, "is gone");
 		}
 	for (size_t i = 0; i < nwdirs;) {
 		if (*wdirs[i]->rel && at_or_below(wdirs[i]->rel, rel, n) && wdirs[i]->rel[n])
@@ -1154,7 +1160,7 @@ static void gone(const char *rel)
 		struct dormant *d = dormant_find(&D.cfg.rules[i], rel);
 
 		if (c)
-			remove_cg(c);
+			remove_cg(c, "is gone");
 		if (d)
 			dormant_del(d);
 	}
@@ -1191,7 +1197,7 @@ static void resync(void)
 		char *p = cg_full_path(all[i]->rel);
 
 		if (p && access(p, F_OK) < 0 && errno == ENOENT)
-			remove_cg(all[i]);
+			remove_cg(all[i], "is gone");
 		else
 			watch_populated_event(all[i]);
 		free(p);
@@ -1254,7 +1260,7 @@ void watch_inotify_event(struct src *s)
 					wdir_drop(w->dir, false);
 				} else {
 					while (w && w->cgs) {
-						remove_cg(w->cgs);
+						remove_cg(w->cgs, "is gone");
 						w = watch_of(e->wd);
 					}
 				}

@@ -199,12 +199,16 @@ kd_start() {
 	local conf=$1
 	shift
 	kd_log=$kd_tmp/cgkilld.log.$((++kd_runs))
+	: >"$kd_log"
+	# the log file stands for the journal's stream: its lines as the
+	# journal gets them, "<N>" and the message, which the tests match
+	# (without, they carry their time: test-cgkilld-messages.sh)
 	if [ -n "${KD_CGROUP:-}" ]; then
 		# started inside box/$KD_CGROUP
-		sh -c "$(_join "$KD_CGROUP") && exec \"\$@\"" sh \
-			"$CGKILLD" --foreground -v --config "$conf" "$@" 2>"$kd_log" &
+		JOURNAL_STREAM=$(stat -c %d:%i "$kd_log") sh -c "$(_join "$KD_CGROUP") && exec \"\$@\"" sh \
+			"$CGKILLD" --foreground -v --config "$conf" "$@" 2>>"$kd_log" &
 	else
-		"$CGKILLD" --foreground -v --config "$conf" "$@" 2>"$kd_log" &
+		JOURNAL_STREAM=$(stat -c %d:%i "$kd_log") "$CGKILLD" --foreground -v --config "$conf" "$@" 2>>"$kd_log" &
 	fi
 	kd_daemon=$!
 	wait_for 30 "cgkilld to start" grep -qs 'started:' "$kd_log" || {

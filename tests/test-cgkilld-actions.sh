@@ -128,7 +128,7 @@ ok $? "(thawed and killed by the test)"
 # ---- log ----
 start_in logged/x "$FORKBOMB"
 bomb=$started
-wait_log 30 '^<4>rule reporter: .*/logged/x: pids-max.*; log: done \([1-9][0-9]* process\(es\) listed'
+wait_log 30 '^<4>rule reporter: .*/logged/x: pids-max.*; log: [1-9][0-9]* process\(es\) in 1 cgroup\(s\): [0-9]+ \(forkbomb\)'
 ok $? "Action=log: the log lists the processes"
 populated logged/x && alive "$bomb"
 ok $? "and nothing is signalled"
@@ -146,11 +146,12 @@ ok $? "Signal=TERM, Escalate=2s KILL: the log has the kill"
 ok $? "the process that ignores TERM died (by KILL)"
 cat >"$kd_tmp/graceful.py" <<'PY'
 import json, sys
+from datetime import datetime
 ev = [json.loads(l) for l in open(sys.argv[1]) if '"graceful"' in l]
 assert len(ev) == 1, ev
 t = ev[0]["report"]["targets"][0]
 assert t["signals"] == ["TERM", "KILL"] and t["emptied"] is True, t
-start = int(ev[0]["time"] * 1e6)
+start = round(datetime.fromisoformat(ev[0]["acted_at"]).timestamp() * 1e6)
 end = start + t["empty_ms"] * 1000
 pings = [int(l.rsplit("@", 1)[1]) for l in open(sys.argv[2]) if l.startswith("WATCHDOG=1")]
 during = [p for p in pings if start + 300000 < p < end]

@@ -122,7 +122,7 @@ lines = open(sys.argv[1]).read().splitlines()
 assert len(lines) == 1, lines
 e = json.loads(lines[0])
 assert e["rule"] == "bombs", e
-assert e["trigger"]["type"] == "pids-max" and e["trigger"]["rise"] >= 20, e
+assert e["trigger"]["type"] == "pids-max" and e["trigger"]["max_events_rise"] >= 20, e
 assert e["cgroup"] == sys.argv[2], e
 assert e["action"] == "kill" and e["dry_run"] is False and e["error"] == 0, e
 t = e["report"]["targets"][0]
@@ -130,9 +130,10 @@ assert t["path"] == sys.argv[2] and t["emptied"] is True and t["signals"] == ["K
 EOF
 check "the JSON event names the rule, the trigger, the cgroup and the library's report" \
 	python3 "$kd_tmp/event.py" "$events" "$v2/$box/jobs/bomb"
-t_event=$(python3 -c 'import json,sys; print(int(json.loads(open(sys.argv[1]).readline())["time"] * 1e6))' "$events" 2>/dev/null)
+t_event=$(python3 -c 'import json, sys; from datetime import datetime
+print(round(datetime.fromisoformat(json.loads(open(sys.argv[1]).readline())["detected_at"]).timestamp() * 1e6))' "$events" 2>/dev/null)
 if [ -n "$t_sat" ] && [ -n "$t_event" ] && [ -n "$t_empty" ]; then
-	diag "cgkilld, v$hier pids, pids.max $PMAX: saturation -> event $(((t_event - t_sat) / 1000)) ms, saturation -> empty $(((t_empty - t_sat) / 1000)) ms"
+	diag "cgkilld, v$hier pids, pids.max $PMAX: saturation -> detection $(((t_event - t_sat) / 1000)) ms, saturation -> empty $(((t_empty - t_sat) / 1000)) ms"
 fi
 
 # within the post-action delay ($delay s here) a new bomb in the same

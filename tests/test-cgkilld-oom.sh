@@ -63,14 +63,22 @@ if [ -n "$sent_parent" ]; then
 	ok $? "the sentinel in the parent box lives"
 fi
 wait_for 20 "the JSON event" test -s "$events"
-python3 - "$events" "$v2/$box/jobs/hog" <<'EOF'
+python3 - "$events" "$v2/$box/jobs/hog" $hier <<'EOF'
 import json, sys
 e = json.loads(open(sys.argv[1]).readline())
 assert e["rule"] == "oom-group" and e["cgroup"] == sys.argv[2], e
-assert e["trigger"]["type"] == "oom-kill" and e["trigger"]["oom_kill"] >= 1, e
+t = e["trigger"]
+assert t["type"] == "oom-kill" and t["hierarchy"] == "v%s" % sys.argv[3], e
+assert 1 <= t["oom_kill_rise"] <= t["oom_kill_total"] and "oom_kill" not in t and "rise" not in t, e
 assert e["error"] == 0 and e["report"]["targets"][0]["emptied"] is True, e
 EOF
-ok $? "the JSON event names the rule, the OOM count and the emptied cgroup"
+ok $? "the JSON event names the rule, the OOM counter's total and rise, and the emptied cgroup"
+# a kill for memory is an OOM kill in systemd's terms too (the unit's
+# result oom-kill), with its cause in cgkilld's own attributes
+cause=$(xattr_of "$v2/$box/jobs/hog" user.cgkill_cause)
+ooms=$(xattr_of "$v2/$box/jobs/hog" user.oomd_ooms)
+[ "$(xattr_of "$v2/$box/jobs/hog" user.cgkill_kills)" = 1 ] && [ "$cause" = oom-kill ] && [ "$ooms" = 1 ]
+ok $? "the kill is recorded as oom-kill (user.cgkill_cause=$cause) and in systemd's user.oomd_ooms ($ooms)"
 alive "$kd_daemon"
 ok $? "the daemon lives"
 kd_stop

@@ -268,8 +268,9 @@ for l in open(sys.argv[1]):
 latency() {
 	python3 -c '
 import json, sys
+from datetime import datetime
 e = json.loads(sys.argv[1])
-print(round(e["time"] * 1000 - int(sys.argv[2]) / 1000))' "$(event_of "$1" "$2")" "$3"
+print(round(datetime.fromisoformat(e["detected_at"]).timestamp() * 1000 - int(sys.argv[2]) / 1000))' "$(event_of "$1" "$2")" "$3"
 }
 
 # ---- memory-pressure on the cgroup ----
@@ -299,6 +300,11 @@ ok $? "the thrash and the two sleepers beside it are dead ($dead of 3)"
 total=$(awk '/^some/ { sub("total=", "", $5); print $5 }' "$v2/$box/jobs/thrash/memory.pressure")
 [ "${total:-0}" -ge 200000 ]
 ok $? "the thrash stalled on memory: box/jobs/thrash/memory.pressure some total=${total}us (>= the 200ms threshold)"
+# the episode's first event (not due yet) says the stall it attests, a
+# window, against the rule's PressureDuration= as written
+log_has "^<7>rule mem: $v2/$box/jobs/thrash/memory.pressure: some stall above 10% of a 2000ms window \(avg10 [0-9.]+%\): 2000ms of PressureDuration=4000ms \(1 event\(s\) over 0ms\)\$"
+ok $? "the episode's first event: 2000ms of PressureDuration=4000ms" ||
+	diag "$(grep -F "rule mem: $v2/$box/jobs/thrash/memory.pressure" "$kd_log" | head -3)"
 ev=$(event_of mem jobs/thrash)
 python3 - "$ev" <<'EOF'
 import json, sys
@@ -399,6 +405,7 @@ ok $? "a thrash beside the loops: the same rule acts as memory-pressure" ||
 	diag "$(grep 'rule mc:' "$kd_log" | tail -n 20)" "$(cat "$v2/$box/mc/x/memory.pressure")"
 python3 - "$events" "$v2/$box/mc/x" "$thrash_t0" <<'EOF'
 import json, sys
+from datetime import datetime
 mem = []
 for l in open(sys.argv[1]):
     e = json.loads(l)
@@ -412,7 +419,7 @@ for l in open(sys.argv[1]):
         mem.append(e)
 assert mem, "no memory-pressure event"
 # the memory episode began with the memory stall, not with the cpu one
-ms = mem[0]["time"] * 1000 - int(sys.argv[3]) / 1000
+ms = datetime.fromisoformat(mem[0]["detected_at"]).timestamp() * 1000 - int(sys.argv[3]) / 1000
 assert ms >= 6000 - 250, ("memory-pressure %dms after the thrash began" % ms, mem[0]["trigger"])
 print("# memory-pressure %dms after the thrash began: %s" % (ms, json.dumps(mem[0]["trigger"])))
 EOF
