@@ -705,6 +705,14 @@ const char *victim_name(enum victim v)
 	return (size_t)v < NNAMES(victim_names) ? victim_names[v] : "?";
 }
 
+const char *trigger_name(unsigned bit)
+{
+	for (size_t i = 0; trigger_names[i].name; i++)
+		if (trigger_names[i].bit == bit)
+			return trigger_names[i].name;
+	return "?";
+}
+
 #define HOUR_MS 3600000
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)

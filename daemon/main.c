@@ -24,40 +24,51 @@
 
 
 #include "cgkilld.h"
+#include "control.h"
 
 /* ---- configuration ---- */
 
+/* An error of the configuration: logged, and written on the FILE ud
+ * too if not NULL (a reload through the control socket). */
 static void print_error(void *ud, const char *file, unsigned line, const char *msg)
 {
-	(void)ud;
+	FILE *errors = ud;
+	char where[4200];
+
 	if (line)
-		log_msg(LOG_PRI_ERR, "%s:%u: %s", file, line, msg);
+		snprintf(where, sizeof(where), "%s:%u", file, line);
 	else
-		log_msg(LOG_PRI_ERR, "%s: %s", file, msg);
+		snprintf(where, sizeof(where), "%s", file);
+	log_msg(LOG_PRI_ERR, "%s: %s", where, msg);
+	if (errors)
+		fprintf(errors, "%s: %s\n", where, msg);
 }
 
-/* Parse and check; 0 with cfg filled, or -EINVAL (errors logged). */
-static int load(struct config *cfg, const char *path, bool optional)
+/* Parse and check; 0 with cfg filled, or -EINVAL (errors logged, and
+ * written on errors if not NULL). */
+static int load(struct config *cfg, const char *path, bool optional, FILE *errors)
 {
 	bool privileged = has_cap_sys_resource();
 
 	conf_init(cfg);
-	conf_load(cfg, path, optional, print_error, NULL);
-	conf_finish(cfg, print_error, NULL);
+	conf_load(cfg, path, optional, print_error, errors);
+	conf_finish(cfg, print_error, errors);
 	for (size_t i = 0; i < cfg->nrules; i++) {
 		struct rule *r = &cfg->rules[i];
-		char why[512];
+		char why[512], msg[1024];
 
 		if (!r->match)
 			continue;
 		if (rule_guard_check(r, cfg->protected_file, why, sizeof(why)) < 0) {
-			log_msg(LOG_PRI_ERR, "%s:%u: rule %s: Match=%s refused: %s", r->file, r->line,
-				r->name ? r->name : "?", r->match, why);
+			snprintf(msg, sizeof(msg), "rule %s: Match=%s refused: %s", r->name ? r->name : "?", r->match,
+				 why);
+			print_error(errors, r->file, r->line, msg);
 			cfg->errors++;
 		}
 		if ((r->triggers & TRIG_PSI) &&
 		    pressure_trigger_text(r, privileged, NULL, 0, why, sizeof(why)) < 0) {
-			log_msg(LOG_PRI_ERR, "%s:%u: rule %s: %s", r->file, r->line, r->name ? r->name : "?", why);
+			snprintf(msg, sizeof(msg), "rule %s: %s", r->name ? r->name : "?", why);
+			print_error(errors, r->file, r->line, msg);
 			cfg->errors++;
 		}
 	}
@@ -145,7 +156,8 @@ static void status(void)
 	       D.global_dry_run || D.cfg.dry_run ? ", dry run" : "");
 }
 
-static void reload(void)
+/* SIGHUP, and the control socket's reload (errors: its reply). */
+static int reload(FILE *errors)
 {
 	struct config next;
 	struct timespec ts;
@@ -154,11 +166,11 @@ static void reload(void)
 	notify("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading",
 	       (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000);
 	log_msg(LOG_PRI_INFO, "reloading %s", D.config_path);
-	if (load(&next, D.config_path, D.config_optional) < 0) {
+	if (load(&next, D.config_path, D.config_optional, errors) < 0) {
 		log_msg(LOG_PRI_ERR, "reload refused: the configuration has errors; the old rules stay in force");
 		notify("READY=1");
 		status();
-		return;
+		return -EINVAL;
 	}
 	/* the storm limit's counters go on by rule name (act.c) */
 	watch_stop();
@@ -172,6 +184,9 @@ static void reload(void)
 	log_msg(LOG_PRI_INFO, "reloaded: %zu rule(s), %zu cgroup(s) watched", D.cfg.nrules, D.ncgs);
 	notify("READY=1");
 	status();
+	/* a reload freed what later events of the loop's batch point to */
+	D.reloaded = true;
+	return 0;
 }
 
 /* ---- the loop's own sources ---- */
@@ -188,12 +203,9 @@ static void signal_event(struct src *s)
 
 	while (!D.stopping && read(s->fd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
-			reload();
-			/* a reload freed what later events point to */
-			D.reloaded = true;
+			reload(NULL);
 		} else if (si.ssi_signo == SIGUSR1) {
-			watch_dump();
-			act_dump();
+			ctl_state(&(struct out){ .f = NULL });
 		} else {
 			log_msg(LOG_PRI_INFO, "stopping (signal %u)", si.ssi_signo);
 			notify("STOPPING=1");
@@ -335,7 +347,9 @@ static void daemonize(void)
 /* Everything closed and freed, so that a leak checker sees only leaks. */
 static void shutdown_all(void)
 {
+	ctl_stop();
 	act_stop();
+	act_forget_last();
 	watch_stop();
 	watch_reap();
 	conf_free(&D.cfg);
@@ -356,6 +370,7 @@ static void shutdown_all(void)
 }
 
 static bool foreground;
+static const char *runtime_dir;
 
 static void usage(FILE *f)
 {
@@ -369,21 +384,23 @@ static void usage(FILE *f)
 		"  -c, --config FILE   rules from FILE and FILE.d/*.conf (default %s)\n"
 		"      --check [FILE]  check the configuration (default: --config's) and exit\n"
 		"  -f, --foreground    do not detach (under systemd, never needed)\n"
+		"      --runtime-dir DIR  the control socket and the pidfile in DIR\n"
+		"                      (default $RUNTIME_DIRECTORY, else %s)\n"
 		"  -n, --dry-run       act on nothing: log what each rule would do\n"
 		"  -v, --verbose       debug messages too\n"
 		"  -h, --help          this help\n"
 		"  -V, --version       the version\n"
 		"\n"
 		"Signals: SIGHUP reloads, SIGUSR1 logs the watched cgroups and rule states.\n"
-		"See cgkilld(8) and cgkilld.conf(5).\n",
-		CGKILLD_CONF);
+		"Status, explain, reload: cgkillctl(8). See cgkilld(8) and cgkilld.conf(5).\n",
+		CGKILLD_CONF, CTL_RUNTIME_DIR);
 }
 
 static int check(const char *path, bool optional)
 {
 	struct config cfg;
 
-	if (load(&cfg, path, optional) < 0) {
+	if (load(&cfg, path, optional, NULL) < 0) {
 		fprintf(stderr, "cgkilld: %s: the configuration has errors\n", path);
 		return 1;
 	}
@@ -422,6 +439,7 @@ static int options(int argc, char **argv, const char **config)
 		{ "config", required_argument, NULL, 'c' },
 		{ "check", no_argument, NULL, 'C' },
 		{ "foreground", no_argument, NULL, 'f' },
+		{ "runtime-dir", required_argument, NULL, 'R' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -445,6 +463,13 @@ static int options(int argc, char **argv, const char **config)
 			break;
 		case 'f':
 			foreground = true;
+			break;
+		case 'R':
+			if (optarg[0] != '/') {
+				fprintf(stderr, "cgkilld: --runtime-dir %s: not an absolute path\n", optarg);
+				return 2;
+			}
+			runtime_dir = optarg;
 			break;
 		case 'n':
 			D.global_dry_run = true;
@@ -542,6 +567,7 @@ static int loop(void)
 		}
 		watch_reap();
 		act_reap();
+		ctl_reap();
 	}
 	shutdown_all();
 	return 0;
@@ -556,10 +582,13 @@ int main(int argc, char **argv)
 		return r;
 	D.config_path = config ? config : CGKILLD_CONF;
 	D.config_optional = false;
-	if (load(&D.cfg, D.config_path, D.config_optional) < 0) {
+	if (load(&D.cfg, D.config_path, D.config_optional, NULL) < 0) {
 		log_msg(LOG_PRI_ERR, "%s: the configuration has errors; not starting", D.config_path);
 		return 1;
 	}
+	/* before the fork to the background: a refusal is seen */
+	if (ctl_lock(runtime_dir ? runtime_dir : ctl_runtime_dir()) < 0)
+		return 1;
 	if (!foreground && !getenv("NOTIFY_SOCKET") && !getenv("INVOCATION_ID"))
 		daemonize();
 	survive();
@@ -568,7 +597,7 @@ int main(int argc, char **argv)
 	if (hierarchies() < 0)
 		return 1;
 	D.event_fd = open_event_log(D.cfg.event_log);
-	if (!loop_setup())
+	if (!loop_setup() || ctl_start(reload) < 0)
 		return 1;
 	watch_start();
 	log_msg(LOG_PRI_INFO, "cgkilld %s started: %zu rule(s), %zu cgroup(s) watched%s", CGK_VERSION,
