@@ -42,7 +42,8 @@ version=$(sed -n 's/^#define CGK_VERSION "\(.*\)"/\1/p' include/cgkill.h)
 libfile=libcgkill.so.1.${version#*.}
 mapfile -t optional < <(optional_files usr/share/zsh/vendor-completions usr/share/fish/vendor_completions.d usr/share/cgkill)
 # The daemon's (daemon/daemon.mk, install-daemon).
-daemon_files=(usr/share/man/man8/cgkilld.8 usr/share/man/man5/cgkilld.conf.5
+daemon_files=(usr/share/man/man8/cgkilld.8 usr/share/man/man5/cgkilld.conf.5 usr/sbin/cgkillctl
+	usr/share/man/man8/cgkillctl.8
 	usr/lib/systemd/system/cgkilld.service usr/share/doc/cgkill/cgkilld.conf.example
 	usr/share/bash-completion/completions/cgkilld)
 
@@ -99,8 +100,8 @@ for f in usr/bin/cgkill "usr/lib/$libfile" usr/lib/libcgkill.a \
 done
 [ -x "$root/usr/bin/cgkill" ]
 ok $? "/usr/bin/cgkill is executable"
-[ "$(stat -c %a "$root/usr/sbin/cgkilld")" = 755 ]
-ok $? "/usr/sbin/cgkilld is mode 755"
+[ "$(stat -c %a "$root/usr/sbin/cgkilld")" = 755 ] && [ "$(stat -c %a "$root/usr/sbin/cgkillctl")" = 755 ]
+ok $? "/usr/sbin/cgkilld and /usr/sbin/cgkillctl are mode 755"
 [ "$(readlink "$lib/libcgkill.so.1")" = "$libfile" ]
 ok $? "libcgkill.so.1 -> $libfile"
 [ "$(readlink "$lib/libcgkill.so")" = libcgkill.so.1 ]
@@ -207,15 +208,17 @@ check "make install with every directory set (${dirs[*]%%=*})" \
 	mk install DESTDIR="$root2" "${dirs[@]}"
 for f in sbin/cgkill "lib64/$libfile" lib64/libcgkill.so.1 lib64/libcgkill.so \
 	lib64/libcgkill.a inc/cgkill.h pc/libcgkill.pc man/man1/cgkill.1 man/man3/libcgkill.3 \
-	bashcomp/cgkill doc/README.md doc/SECURITY.md daemon/cgkilld man/man8/cgkilld.8 \
+	bashcomp/cgkill doc/README.md doc/SECURITY.md daemon/cgkilld daemon/cgkillctl man/man8/cgkilld.8 \
+	man/man8/cgkillctl.8 \
 	man/man5/cgkilld.conf.5 units/cgkilld.service doc/cgkilld.conf.example bashcomp/cgkilld \
 	"${optional2[@]}"; do
 	[ -e "$root2/opt/cgk/$f" ]
 	ok $? "installed /opt/cgk/$f"
 done
 grep -qx 'ExecStart=/opt/cgk/daemon/cgkilld' "$root2/opt/cgk/units/cgkilld.service" &&
-	grep -qx 'ExecStartPre=/opt/cgk/daemon/cgkilld --check' "$root2/opt/cgk/units/cgkilld.service"
-ok $? "the unit runs cgkilld from SBINDIR" ||
+	grep -qx 'ExecStartPre=/opt/cgk/daemon/cgkilld --check' "$root2/opt/cgk/units/cgkilld.service" &&
+	grep -qx 'ExecReload=/opt/cgk/daemon/cgkillctl reload' "$root2/opt/cgk/units/cgkilld.service"
+ok $? "the unit runs cgkilld and cgkillctl from SBINDIR" ||
 	diag "$(grep -n Exec "$root2/opt/cgk/units/cgkilld.service")"
 grep -qx 'libdir=${prefix}/lib64' "$root2/opt/cgk/pc/libcgkill.pc" &&
 	grep -qx 'includedir=${prefix}/inc' "$root2/opt/cgk/pc/libcgkill.pc"

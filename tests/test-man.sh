@@ -19,7 +19,7 @@ nm "$build/libcgkill.a" 2>/dev/null | grep -q ' U __asan_init' && san="-fsanitiz
 tmp=$(mktemp -d /tmp/cgkill-test-man.XXXXXX) || bail_out "mktemp"
 trap 'rm -rf "$tmp"' EXIT
 
-pages="man/cgkill.1 man/libcgkill.3"
+pages="man/cgkill.1 man/libcgkill.3 man/cgkillctl.8"
 
 # --- rendering ------------------------------------------------------------
 for page in $pages; do
