@@ -537,7 +537,7 @@ int ctl_start(ctl_reload_fn *reload)
 	if (unlinkat(ctl.dirfd, CTL_SOCKET, 0) < 0 && errno != ENOENT)
 		log_msg(LOG_PRI_WARNING, "%s: %s", sa.sun_path, strerror(errno));
 	mask = umask(0177);	/* 0600 from the start */
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, CLIENTS) < 0) {
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
 		int e = errno;
 
 		umask(mask);
