@@ -54,7 +54,7 @@ SBINDIR ?= $(PREFIX)/sbin
 # Part of make install (and uninstall); nothing is enabled.
 install-daemon: $(DAEMON_BIN) $(CTL_BIN)
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 \
-		$(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DOCDIR)
+		$(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(PKGDATADIR)
 	install -m 755 $(DAEMON_BIN) $(DESTDIR)$(SBINDIR)/cgkilld
 	install -m 755 $(CTL_BIN) $(DESTDIR)$(SBINDIR)/cgkillctl
 	install -m 644 man/cgkilld.8 $(DESTDIR)$(MANDIR)/man8/cgkilld.8
@@ -63,11 +63,13 @@ install-daemon: $(DAEMON_BIN) $(CTL_BIN)
 	sed 's|@SBINDIR@|$(SBINDIR)|g' data/cgkilld.service > $(DESTDIR)$(SYSTEMDUNITDIR)/cgkilld.service
 	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/cgkilld.service
 	install -m 644 data/cgkilld.conf.example $(DESTDIR)$(DOCDIR)/cgkilld.conf.example
+	install -m 644 data/cgkilld-status.schema.json $(DESTDIR)$(PKGDATADIR)/cgkilld-status.schema.json
 	install -m 644 completion/cgkilld $(DESTDIR)$(BASHCOMPDIR)/cgkilld
 
 uninstall-daemon:
 	rm -f $(DESTDIR)$(SBINDIR)/cgkilld $(DESTDIR)$(MANDIR)/man8/cgkilld.8 \
 		$(DESTDIR)$(SBINDIR)/cgkillctl $(DESTDIR)$(MANDIR)/man8/cgkillctl.8 \
+		$(DESTDIR)$(PKGDATADIR)/cgkilld-status.schema.json \
 		$(DESTDIR)$(MANDIR)/man5/cgkilld.conf.5 $(DESTDIR)$(SYSTEMDUNITDIR)/cgkilld.service \
 		$(DESTDIR)$(DOCDIR)/cgkilld.conf.example $(DESTDIR)$(BASHCOMPDIR)/cgkilld
 

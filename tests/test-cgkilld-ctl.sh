@@ -143,6 +143,27 @@ ok $? "status --json: the action is in the last actions, with its result" || dia
 ctl status | grep -q "^last action: .* rule victims on $victim (watched $v2/$box/jobs): kill, done"
 ok $? "status (text): the last action"
 
+# ---- the JSON documents follow data/cgkilld-status.schema.json ----
+schema=${CGKILLD_STATUS_SCHEMA:-data/cgkilld-status.schema.json}
+if /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
+	for doc in "status --json" "explain --json $box/jobs"; do
+		# shellcheck disable=SC2086 # the words of the request
+		out=$(ctl $doc | /usr/bin/python3 -c 'import json, sys
+from jsonschema import Draft202012Validator as V
+schema = json.load(open(sys.argv[1], encoding="utf-8"))
+V.check_schema(schema)
+doc = json.load(sys.stdin)
+errors = list(V(schema).iter_errors(doc))
+for e in errors[:5]:
+    print(list(e.absolute_path), e.message[:300])
+sys.exit(1 if errors else 0)' "$schema" 2>&1)
+		ok $? "cgkillctl ${doc%% $box*}: valid against $schema" || diag "$out"
+	done
+else
+	skip "no /usr/bin/python3 with jsonschema (apt-get install python3-jsonschema): status --json not checked against $schema"
+	skip "no /usr/bin/python3 with jsonschema: explain --json not checked against $schema"
+fi
+
 # ---- explain refuses what it cannot explain ----
 out=$(ctl explain /tmp 2>&1)
 [ $? -eq 1 ] && grep -q "/tmp is not below the cgroup v2 mount $v2" <<<"$out"

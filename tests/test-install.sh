@@ -42,8 +42,8 @@ version=$(sed -n 's/^#define CGK_VERSION "\(.*\)"/\1/p' include/cgkill.h)
 libfile=libcgkill.so.1.${version#*.}
 mapfile -t optional < <(optional_files usr/share/zsh/vendor-completions usr/share/fish/vendor_completions.d usr/share/cgkill)
 # The daemon's (daemon/daemon.mk, install-daemon).
-daemon_files=(usr/share/man/man8/cgkilld.8 usr/share/man/man5/cgkilld.conf.5 usr/sbin/cgkillctl
-	usr/share/man/man8/cgkillctl.8
+daemon_files=(usr/share/man/man8/cgkilld.8 usr/share/man/man5/cgkilld.conf.5
+	usr/share/man/man8/cgkillctl.8 usr/share/cgkill/cgkilld-status.schema.json
 	usr/lib/systemd/system/cgkilld.service usr/share/doc/cgkill/cgkilld.conf.example
 	usr/share/bash-completion/completions/cgkilld)
 
@@ -94,7 +94,7 @@ for f in usr/bin/cgkill "usr/lib/$libfile" usr/lib/libcgkill.a \
 	usr/include/cgkill.h usr/lib/pkgconfig/libcgkill.pc usr/share/man/man1/cgkill.1 \
 	usr/share/man/man3/libcgkill.3 usr/share/man/man3/cgk_kill.3 \
 	usr/share/bash-completion/completions/cgkill usr/share/doc/cgkill/README.md \
-	usr/share/doc/cgkill/SECURITY.md usr/sbin/cgkilld "${daemon_files[@]}" "${optional[@]}"; do
+	usr/share/doc/cgkill/SECURITY.md usr/sbin/cgkilld usr/sbin/cgkillctl "${daemon_files[@]}" "${optional[@]}"; do
 	[ -f "$root/$f" ] && [ ! -L "$root/$f" ]
 	ok $? "installed /$f"
 done
