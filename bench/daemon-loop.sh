@@ -71,7 +71,7 @@ EOF
 # The daemon as shipped: no -v, its log in $kd_log.
 start_daemon() {
 	kd_log=$work/cgkilld.log.$((++kd_runs))
-	"$CGKILLD" --foreground --config "$1" 2>"$kd_log" &
+	"$CGKILLD" --foreground --config "$1" --runtime-dir "$work/run.$kd_runs" 2>"$kd_log" &
 	kd_daemon=$!
 	wait_for 60 "cgkilld to start" grep -qs 'started:' "$kd_log" || bail_out "cgkilld did not start: $(cat "$kd_log")"
 }
