@@ -200,24 +200,27 @@ static void client_write(struct client *cl)
 	client_close(cl);
 }
 
-/* The reply: its first line (status) and the text f holds, as the
- * client's buffer (a reply past REPLY_MAX is replaced by an error). */
+/* The reply: its first line (status), then text (taken); a reply past
+ * REPLY_MAX is replaced by an error. */
 static void client_reply(struct client *cl, const char *status, char *text, size_t len)
 {
 	struct epoll_event ev = { .events = EPOLLOUT, .data.ptr = &cl->conn };
-	char *r = NULL;
-	size_t rlen = 0;
-	FILE *f = open_memstream(&r, &rlen);
+	char head[128], *r;
+	size_t hlen, rlen;
 
-	if (f) {
-		if (len > REPLY_MAX)
-			fprintf(f, "error\nthe reply is too large (%zu bytes, more than %u)\n", len, REPLY_MAX);
-		else
-			fprintf(f, "%s\n%.*s", status, (int)len, text ? text : "");
-		if (fclose(f) != 0) {
-			free(r);
-			r = NULL;
-		}
+	if (len > REPLY_MAX) {
+		snprintf(head, sizeof(head), "error\nthe reply is too large (%zu bytes, more than %u)\n", len, REPLY_MAX);
+		len = 0;
+	} else {
+		snprintf(head, sizeof(head), "%s\n", status);
+	}
+	hlen = strlen(head);
+	rlen = hlen + len;
+	r = malloc(rlen);
+	if (r) {
+		memcpy(r, head, hlen);
+		if (len)
+			memcpy(r + hlen, text, len);
 	}
 	free(text);
 	if (!r) {

@@ -142,6 +142,10 @@ assert l["action"] == "kill" and not l["dry_run"] and l["time"].endswith("Z"), l
 ok $? "status --json: the action is in the last actions, with its result" || diag "$(tail -c 1500 <<<"$json")"
 ctl status | grep -q "^last action: .* rule victims on $victim (watched $v2/$box/jobs): kill, done"
 ok $? "status (text): the last action"
+st=$(dump)
+grep -q "^<6>last action: .* rule victims on $victim (watched $v2/$box/jobs): kill, done" <<<"$st" &&
+	grep -q "^<6>rule victims: .*Trigger=pids-max, Signal=KILL, Victim=processes" <<<"$st"
+ok $? "SIGUSR1 logs the same state: the rule's settings, the last action" || diag "$(head -n 8 <<<"$st")"
 
 # ---- the JSON documents follow data/cgkilld-status.schema.json ----
 schema=${CGKILLD_STATUS_SCHEMA:-data/cgkilld-status.schema.json}
