@@ -992,20 +992,19 @@ static void dump_last(struct out *o)
 {
 	for (unsigned k = 0; k < last_n; k++) {
 		const struct last *l = &last[(last_next + LAST_ACTIONS - last_n + k) % LAST_ACTIONS];
+		const char *msg = l->message ? l->message : "";
 		char when[64];
 		struct tm tm;
+		size_t n = strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", gmtime_r(&l->wall.tv_sec, &tm));
 
-		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", gmtime_r(&l->wall.tv_sec, &tm));
+		snprintf(when + n, sizeof(when) - n, ".%03ldZ", l->wall.tv_nsec / 1000000);
 		if (!o->json) {
-			out_line(o, "last action: %s.%03ldZ rule %s on %s (watched %s): %s%s, %s%s%s", when,
-				 l->wall.tv_nsec / 1000000, l->rule ? l->rule : "?", l->cgroup ? l->cgroup : "?",
-				 l->watched ? l->watched : "?", l->dry ? "dry run, " : "", action_name(l->action),
-				 l->error ? "failed: " : "done", l->error ? "" : l->message && *l->message ? ": " : "",
-				 l->message ? l->message : "");
+			out_line(o, "last action: %s rule %s on %s (watched %s): %s%s, %s%s%s", when, l->rule ? l->rule : "?",
+				 l->cgroup ? l->cgroup : "?", l->watched ? l->watched : "?", l->dry ? "dry run, " : "",
+				 action_name(l->action), l->error ? "failed" : "done", *msg ? ": " : "", msg);
 			continue;
 		}
 		out_open(o, NULL, '{');
-		snprintf(when + strlen(when), sizeof(when) - strlen(when), ".%03ldZ", l->wall.tv_nsec / 1000000);
 		out_str(o, "time", when);
 		out_str(o, "rule", l->rule);
 		out_str(o, "trigger", l->trigger);

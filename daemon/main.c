@@ -40,8 +40,13 @@ static void print_error(void *ud, const char *file, unsigned line, const char *m
 	else
 		snprintf(where, sizeof(where), "%s", file);
 	log_msg(LOG_PRI_ERR, "%s: %s", where, msg);
-	if (errors)
-		fprintf(errors, "%s: %s\n", where, msg);
+	if (!errors)
+		return;
+	/* through the log's filter: it may end on a terminal */
+	cgk_text_write(errors, where, strlen(where), CGK_TEXT_SAFE);
+	fputs(": ", errors);
+	cgk_text_write(errors, msg, strlen(msg), CGK_TEXT_SAFE);
+	fputc('\n', errors);
 }
 
 /* Parse and check; 0 with cfg filled, or -EINVAL (errors logged, and
