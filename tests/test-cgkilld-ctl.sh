@@ -105,10 +105,12 @@ c = [x for x in s["cgroups"] if x["cgroup"] == v2 + "/" + box + "/jobs"]
 assert len(c) == 1 and c[0]["rule"] == "victims" and c[0]["state"] == "armed", c
 t = c[0]["triggers"]
 assert t[0]["trigger"] == "pids-max" and isinstance(t[0]["max_events"], int) and t[0]["acts_at"] == 5, t
-assert len([x for x in s["cgroups"] if x["rule"] == "many"]) == int(sys.argv[3])
+many = [x for x in s["cgroups"] if x["rule"] == "many"]
+assert len(many) == int(sys.argv[3])
+assert all(x["state"] == "empty: no file open, armed when populated" for x in many), many[0]
 assert s["pid"] == int(sys.argv[4]) and s["actions"]["last"] == [], s["actions"]' \
 	"$v2" "$box" "$MANY" "$kd_daemon" <<<"$json"
-ok $? "status --json: the rule, box/jobs armed with its pids-max figures, the $MANY others, no action yet" ||
+ok $? "status --json: the rule, box/jobs armed with its pids-max figures, the $MANY others unarmed (empty), no action yet" ||
 	diag "$(head -c 2000 <<<"$json")"
 
 # ---- explain, then the real action ----
@@ -325,8 +327,9 @@ write_conf "PidsMaxEvents=7"
 out=$(ctl reload 2>&1)
 ok $? "reload of a good configuration: exit 0" || diag "$out"
 grep -q "^reloaded: 3 rule(s), " <<<"$out" && ctl status --json | python3 -c 'import json, sys
-r = {x["name"]: x for x in json.load(sys.stdin)["rules"]}' 2>/dev/null
-ok $? "the reply says the rules were taken" || diag "$out"
+c = [x for x in json.load(sys.stdin)["cgroups"] if x["rule"] == "many"]
+assert c and all(x["triggers"][0]["acts_at"] == 7 for x in c), c[:1]'
+ok $? "the reply says the rules were taken, and status shows the new setting (PidsMaxEvents=7)" || diag "$out"
 printf '[Rule]\nName=broken\nTrigger=pids-max\nSignal=NOPE\n' >>"$conf"
 out=$(ctl reload 2>&1)
 [ $? -eq 1 ]
