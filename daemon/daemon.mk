@@ -65,12 +65,14 @@ install-daemon: $(DAEMON_BIN) $(CTL_BIN)
 	install -m 644 data/cgkilld.conf.example $(DESTDIR)$(DOCDIR)/cgkilld.conf.example
 	install -m 644 data/cgkilld-status.schema.json $(DESTDIR)$(PKGDATADIR)/cgkilld-status.schema.json
 	install -m 644 completion/cgkilld $(DESTDIR)$(BASHCOMPDIR)/cgkilld
+	install -m 644 completion/cgkillctl $(DESTDIR)$(BASHCOMPDIR)/cgkillctl
 
 uninstall-daemon:
 	rm -f $(DESTDIR)$(SBINDIR)/cgkilld $(DESTDIR)$(MANDIR)/man8/cgkilld.8 \
 		$(DESTDIR)$(SBINDIR)/cgkillctl $(DESTDIR)$(MANDIR)/man8/cgkillctl.8 \
 		$(DESTDIR)$(PKGDATADIR)/cgkilld-status.schema.json \
 		$(DESTDIR)$(MANDIR)/man5/cgkilld.conf.5 $(DESTDIR)$(SYSTEMDUNITDIR)/cgkilld.service \
-		$(DESTDIR)$(DOCDIR)/cgkilld.conf.example $(DESTDIR)$(BASHCOMPDIR)/cgkilld
+		$(DESTDIR)$(DOCDIR)/cgkilld.conf.example $(DESTDIR)$(BASHCOMPDIR)/cgkilld \
+		$(DESTDIR)$(BASHCOMPDIR)/cgkillctl
 
 .PHONY: install-daemon uninstall-daemon

@@ -44,6 +44,7 @@ mapfile -t optional < <(optional_files usr/share/zsh/vendor-completions usr/shar
 # The daemon's (daemon/daemon.mk, install-daemon).
 daemon_files=(usr/share/man/man8/cgkilld.8 usr/share/man/man5/cgkilld.conf.5
 	usr/share/man/man8/cgkillctl.8 usr/share/cgkill/cgkilld-status.schema.json
+	usr/share/bash-completion/completions/cgkillctl
 	usr/lib/systemd/system/cgkilld.service usr/share/doc/cgkill/cgkilld.conf.example
 	usr/share/bash-completion/completions/cgkilld)
 
