@@ -198,7 +198,7 @@ start_daemon() {
 		;;
 	cgkilld)
 		cgkilld_conf "$i" >"$work/cgkilld.$i.conf"
-		"$CGKILLD" --foreground -v --config "$work/cgkilld.$i.conf" 2> >(stamp >"$log") &
+		"$CGKILLD" --foreground -v --config "$work/cgkilld.$i.conf" --runtime-dir "$work/run.$i" 2> >(stamp >"$log") &
 		daemon=$!
 		wait_for 30 grep -q 'started:' "$log" || { diag "$(cat "$log")"; return 1; }
 		;;

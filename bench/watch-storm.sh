@@ -98,7 +98,7 @@ start_daemon() {
 	kd_log=$work/cgkilld.log.$((++kd_runs))
 	: >"$kd_log"
 	# as the journal gets it: "<N>" and the message, no time of its own
-	JOURNAL_STREAM=$(stat -c %d:%i "$kd_log") "$CGKILLD" --foreground --config "$1" 2>>"$kd_log" &
+	JOURNAL_STREAM=$(stat -c %d:%i "$kd_log") "$CGKILLD" --foreground --config "$1" --runtime-dir "$work/run.$kd_runs" 2>>"$kd_log" &
 	kd_daemon=$!
 	wait_for 60 "cgkilld to start" grep -qs 'started:' "$kd_log" || bail_out "cgkilld did not start: $(cat "$kd_log")"
 }

@@ -18,6 +18,7 @@ complete -c cgkilld -s c -l config -x -a '(__cgkilld_conf)' -d 'Rules from a fil
 complete -c cgkilld -l check -d 'Check the configuration (default: --config\'s) and exit'
 complete -c cgkilld -n 'string match -q -- "--check" (commandline -opc)[-1]' -x -a '(__cgkilld_conf)'
 complete -c cgkilld -s f -l foreground -d 'Do not detach'
+complete -c cgkilld -l runtime-dir -x -a '(__fish_complete_directories)' -d 'The control socket and the pidfile in a directory'
 complete -c cgkilld -s n -l dry-run -d 'Act on nothing: log what each rule would do'
 complete -c cgkilld -s v -l verbose -d 'Debug messages too'
 complete -c cgkilld -s h -l help -d 'Display help'

@@ -202,7 +202,46 @@ static void json_time(FILE *f, const char *key, const struct timespec *ts)
 	fprintf(f, "\"%s\": \"%s\"", key, buf);
 }
 
-/* The one JSON event of an action (EventLog=). */
+/* The last actions' ends, for the status (the control socket): a ring
+ * of LAST_ACTIONS, filled where each event is written. */
+#define LAST_ACTIONS 32
+
+struct last {
+	struct timespec wall;
+	char *rule, *watched, *cgroup, *trigger, *message;
+	enum action action;
+	bool dry;
+	int error;
+};
+
+static struct last last[LAST_ACTIONS];
+static unsigned last_next, last_n;
+
+static void last_free(struct last *l)
+{
+	free(l->rule);
+	free(l->watched);
+	free(l->cgroup);
+	free(l->trigger);
+	free(l->message);
+	*l = (struct last){ 0 };
+}
+
+static void last_record(const struct job *a, int ret, const char *msg)
+{
+	struct last *l = &last[last_next];
+
+	last_free(l);
+	*l = (struct last){ .wall = a->w.detected, .rule = strdup(a->r.name), .watched = strdup(a->watched),
+			    .cgroup = strdup(a->path), .trigger = strdup(a->w.trigger),
+			    .message = strdup(msg ? msg : ""), .action = a->r.action, .dry = a->w.dry, .error = ret };
+	last_next = (last_next + 1) % LAST_ACTIONS;
+	if (last_n < LAST_ACTIONS)
+		last_n++;
+}
+
+/* The one JSON event of an action (EventLog=), and its line in the last
+ * actions. */
 static void event(const struct job *a, int ret, const char *msg, const cgk_report *rep, int pre, int post)
 {
 	const struct rule *r = &a->r;
@@ -211,6 +250,7 @@ static void event(const struct job *a, int ret, const char *msg, const cgk_repor
 	size_t doclen = 0, linelen = 0;
 	FILE *f;
 
+	last_record(a, ret, msg);
 	if (D.event_fd < 0)
 		return;
 	f = open_memstream(&doc, &doclen);
@@ -700,6 +740,13 @@ static bool after_candidate(struct job *a)
 
 static void action_end(struct job *a);
 
+/* Never acted on as a ranked candidate: a cgroup that holds cgkilld or
+ * PID 1 (the action's walk and explain skip it alike). */
+static bool never_victim(const char *rel)
+{
+	return cg_holds(rel, D.self_rel) || cg_holds(rel, D.init_rel);
+}
+
 /* From candidate a->i on, until one is under way or none is left. */
 static void walk(struct job *a)
 {
@@ -713,7 +760,7 @@ static void walk(struct job *a)
 				return;
 			break;
 		}
-		if (cg_holds(rel, D.self_rel) || cg_holds(rel, D.init_rel)) {
+		if (never_victim(rel)) {
 			log_msg(LOG_PRI_NOTICE, "rule %s: %s holds cgkilld or PID 1: never a victim", a->r.name, a->path);
 		} else if (a->fds[a->i] < 0) {
 			log_msg(LOG_PRI_NOTICE, "rule %s: %s: %s", a->r.name, a->path, strerror(-a->fds[a->i]));
@@ -1085,10 +1132,144 @@ void act_stop(void)
 	act_reap();
 }
 
-void act_dump(void)
+static void dump_running(struct out *o)
 {
-	for (const struct job *a = running; a; a = a->next)
-		log_msg(LOG_PRI_INFO, "action: rule %s on %s, %s, candidate %d of %d, for %llums", a->r.name, a->path,
-			phase_name[a->phase], a->i + 1, a->n, (unsigned long long)(now_ms() - a->t));
-	log_msg(LOG_PRI_INFO, "actions: %u under way (MaxActions=%u), %u queued", D.nrunning, D.cfg.max_actions, D.nqueued);
+	uint64_t t = now_ms();
+
+	for (const struct job *a = running; a; a = a->next) {
+		if (!o->json) {
+			out_line(o, "action: rule %s on %s, %s, candidate %d of %d, for %llums", a->r.name, a->path,
+				 phase_name[a->phase], a->i + 1, a->n, (unsigned long long)(t - a->t));
+			continue;
+		}
+		out_open(o, NULL, '{');
+		out_str(o, "rule", a->r.name);
+		out_str(o, "watched", a->watched);
+		out_str(o, "cgroup", a->path);
+		out_str(o, "phase", phase_name[a->phase]);
+		out_int(o, "candidate", a->i + 1);
+		out_int(o, "candidates", a->n);
+		out_u64(o, "for_ms", t - a->t);
+		out_close(o, '}');
+	}
+}
+
+/* The last actions, oldest first. */
+static void dump_last(struct out *o)
+{
+	for (unsigned k = 0; k < last_n; k++) {
+		const struct last *l = &last[(last_next + LAST_ACTIONS - last_n + k) % LAST_ACTIONS];
+		const char *msg = l->message ? l->message : "";
+		char when[64];
+		struct tm tm;
+		size_t n = strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", gmtime_r(&l->wall.tv_sec, &tm));
+
+		snprintf(when + n, sizeof(when) - n, ".%03ldZ", l->wall.tv_nsec / 1000000);
+		if (!o->json) {
+			out_line(o, "last action: %s rule %s on %s (watched %s): %s%s, %s%s%s", when, l->rule ? l->rule : "?",
+				 l->cgroup ? l->cgroup : "?", l->watched ? l->watched : "?", l->dry ? "dry run, " : "",
+				 action_name(l->action), l->error ? "failed" : "done", *msg ? ": " : "", msg);
+			continue;
+		}
+		out_open(o, NULL, '{');
+		out_str(o, "time", when);
+		out_str(o, "rule", l->rule);
+		out_str(o, "trigger", l->trigger);
+		out_str(o, "watched", l->watched);
+		out_str(o, "cgroup", l->cgroup);
+		out_str(o, "action", action_name(l->action));
+		out_bool(o, "dry_run", l->dry);
+		out_int(o, "error", l->error);
+		out_str(o, "message", l->message);
+		out_close(o, '}');
+	}
+}
+
+void act_dump(struct out *o)
+{
+	if (!o->json) {
+		dump_running(o);
+		out_line(o, "actions: %u under way (MaxActions=%u), %u queued", D.nrunning, D.cfg.max_actions, D.nqueued);
+		dump_last(o);
+		return;
+	}
+	out_open(o, "actions", '{');
+	out_u64(o, "max_actions", D.cfg.max_actions);
+	out_u64(o, "queued", D.nqueued);
+	out_open(o, "under_way", '[');
+	dump_running(o);
+	out_close(o, ']');
+	out_open(o, "last", '[');
+	dump_last(o);
+	out_close(o, ']');
+	out_close(o, '}');
+}
+
+void act_forget_last(void)
+{
+	for (unsigned i = 0; i < LAST_ACTIONS; i++)
+		last_free(&last[i]);
+	last_n = last_next = 0;
+}
+
+/* The victim c's rule would choose now: victim_rank(), as an action
+ * ranks, and its first place that is not never_victim(), as an action
+ * walks. Nothing is opened to act, nothing is counted. */
+int act_explain(struct cg *c, struct out *o)
+{
+	const struct rule *r = c->rule;
+	char *watched = cg_full_path(c->rel), **rels = NULL, *why = NULL, *json = NULL;
+	int *groups = NULL, n = 0, place = -1;
+
+	if (!watched)
+		return -ENOMEM;
+	if (r->victim != VICTIM_SELF) {
+		n = victim_rank(c, &rels, &groups, &why, &json);
+		for (int i = 0; i < n && place < 0; i++)
+			if (!never_victim(rels[i]))
+				place = groups[i];
+	}
+	if (o->json) {
+		out_open(o, NULL, '{');
+		out_str(o, "rule", r->name);
+		out_str(o, "cgroup", watched);
+		out_str(o, "victim_rule", victim_name(r->victim));
+		out_open(o, "victims", '[');
+	}
+	if (r->victim == VICTIM_SELF) {
+		if (o->json)
+			out_str(o, NULL, watched);
+		else
+			out_line(o, "rule %s: %s: Victim=self: the victim is %s itself", r->name, watched, watched);
+	}
+	for (int i = 0; i < n; i++) {
+		char *path;
+
+		if (groups[i] != place || never_victim(rels[i]) || !(path = cg_full_path(rels[i])))
+			continue;
+		if (o->json)
+			out_str(o, NULL, path);
+		else
+			out_line(o, "rule %s: %s: Victim=%s: would act on %s", r->name, watched, victim_name(r->victim),
+				 path);
+		free(path);
+	}
+	if (o->json) {
+		out_close(o, ']');
+		out_raw(o, "candidates", json);
+		out_str(o, "why", why ? why : n < 0 ? strerror(-n) : NULL);
+		out_close(o, '}');
+	} else if (r->victim != VICTIM_SELF) {
+		if (place < 0)
+			out_line(o, "rule %s: %s: Victim=%s: no victim: %s", r->name, watched, victim_name(r->victim),
+				 why ? why : n < 0 ? strerror(-n) : "no candidate is left");
+		else
+			out_line(o, "rule %s: %s: %s", r->name, watched, why ? why : "");
+	}
+	victim_free(rels, n > 0 ? n : 0);
+	free(groups);
+	free(why);
+	free(json);
+	free(watched);
+	return 0;
 }

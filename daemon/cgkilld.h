@@ -16,6 +16,7 @@
  * against the objects' symbols).
  *
  *	main.c			options, start-up, the loop, reload and stop
+ *	ctl.c			the runtime directory, one instance, the control socket
  *	check.c			--check's and the start's warnings: matches, hooks, paths
  *	watch.c			the watched cgroups; arming their triggers
  *	trigger-pids.c trigger-memory.c trigger-pressure.c trigger-swap.c
@@ -242,6 +243,7 @@ char *cgroup_rel(const char *pid);
 /* ---- the daemon's state: watched cgroups, the loop's entries ---- */
 struct cg;
 struct victim_base;
+struct out;
 
 /* An entry of the loop's epoll set: what to call when its fd is ready.
  * The loop calls event(s) and nothing else: each entry carries its own
@@ -267,7 +269,10 @@ struct trigger_ops {
 	bool (*arm)(struct cg *c, bool quiet);
 	src_fn *event;
 	void (*disarm)(struct cg *c);
-	void (*dump)(const struct cg *c);	/* NULL: watch.c's line says it all */
+	/* its state, figures and episodes into the cgroup's text lines, or
+	 * its members of the cgroup's "triggers" JSON array (NULL: watch.c's
+	 * line says it all) */
+	void (*dump)(const struct cg *c, struct out *o);
 	/* armed later on a populated cgroup (a late v1 counterpart, PSI
 	 * back): what the log says then; NULL: never armed late */
 	const char *late;
@@ -397,13 +402,37 @@ extern struct daemon D;
  * a hook that would not run, an EventLog= the shipped unit cannot write):
  * how many. The matches are looked for only if D.v2 is known. */
 unsigned check_warn(const struct config *cfg, const char *path, conf_error_fn say);
+/* ---- ctl.c ---- */
+/* The runtime directory (made 0700 if missing; refused unless
+ * open_trusted() takes it) and one instance: the lock of its pidfile,
+ * held until exit. 0, or -errno (logged: another cgkilld holds it, with
+ * its pid). */
+int ctl_lock(const char *dir);
+/* Reload the configuration, its errors also written on errors (NULL:
+ * the log only): 0 taken, or -errno (refused, the old rules stay). */
+typedef int ctl_reload_fn(FILE *errors);
+/* Once in the background: the pidfile written, the control socket made
+ * and served by the loop. 0, or -errno (logged). */
+int ctl_start(ctl_reload_fn *reload);
+/* The state as status shows it, and SIGUSR1 logs it (o->f NULL). */
+void ctl_state(struct out *o);
+/* After each batch of the loop: the closed connections freed. */
+void ctl_reap(void);
+/* At exit: connections closed, the socket and the pidfile removed. */
+void ctl_stop(void);
 
 /* ---- watch.c ---- */
 int watch_start(void);		/* all rules of D.cfg */
 void watch_stop(void);		/* all watches and cgroups */
 void watch_inotify_event(struct src *s);
 void watch_reap(void);		/* free cgroups marked dead */
-void watch_dump(void);
+/* The state (SIGUSR1, the control socket's status): the rules, the
+ * owners' watches, each watched cgroup with its triggers; in JSON the
+ * members "rules", "owners", "files" and "cgroups" of the caller's
+ * object. */
+void watch_dump(struct out *o);
+/* The cgroup rel ("a/b") watched by rule r, or NULL. */
+struct cg *watch_find(const struct rule *r, const char *rel);
 void watch_timer_event(struct src *s);
 
 /* ---- the triggers (trigger-*.c) ---- */
@@ -430,6 +459,8 @@ bool episode_under_way(const struct cg *c, int s, uint64_t t);
 /* The source's name as the log and the events say it. */
 const char *episode_name(const struct cg *c, int s);
 extern const char *const episode_src_name[PSRC_N];
+/* "episode": its figures, or null when none is under way (JSON). */
+void episode_json(struct out *o, const struct episode *e, bool under_way);
 
 /* ---- act.c ---- */
 /* A trigger fired on c: what and its values, as "key": value JSON members
@@ -443,8 +474,15 @@ void act_reap(void);
  * abandoned through cgk_kill_op_finish()), the queued ones dropped, and
  * said. */
 void act_stop(void);
-/* SIGUSR1: the actions under way and queued. */
-void act_dump(void);
+/* The actions under way and queued, and the last ones (a ring of 32)
+ * with their results: SIGUSR1, the control socket's status (in JSON the
+ * member "actions"). */
+void act_dump(struct out *o);
+/* At exit: the last actions forgotten. */
+void act_forget_last(void);
+/* The control socket's explain: the victim c's rule would choose now,
+ * and why (in JSON one object). 0, or -errno. */
+int act_explain(struct cg *c, struct out *o);
 
 /* ---- metrics.c ---- */
 /* What came of a trigger's event: counted once as one of these. The
@@ -498,6 +536,9 @@ bool storm_ok(const char *rule, unsigned max_per_minute, uid_t uid, uint64_t t, 
 /* The action recorded at t was not done (the guard refused its cgroup):
  * it spends no budget. */
 void storm_refund(const char *rule, uid_t uid, uint64_t t);
+/* The budgets with actions in the last minute (the state dump; in JSON
+ * the member "storm"). */
+void storm_dump(struct out *o);
 /* The owner an action on the cgroup at fd is charged to: its owner, or
  * for a root-owned one whoever holds its processes; -1 if none. */
 uid_t charged_uid(int fd);
@@ -571,8 +612,9 @@ bool counterpart_still_own(struct cg *c, int fd, const char *controller, const c
  * once per cgroup and controller; counterpart_used() when armed on one. */
 void counterpart_refused(struct cg *c, const char *controller, const char *what, const char *why);
 void counterpart_used(struct cg *c, const char *controller);
-/* For the state dump: the refused counterparts of c, and why now. */
-void counterpart_dump(const struct cg *c);
+/* For the state dump: the refused counterparts of c, and why now (in
+ * JSON: the members of the cgroup's "refused" array). */
+void counterpart_dump(const struct cg *c, struct out *o);
 /* For --check: the counterparts of the cgroups that match cfg's rules now. */
 void counterpart_check(const struct config *cfg);
 /* The VmRSS and VmSwap sums of the processes of the v2 subtree at dfd
@@ -667,5 +709,28 @@ void watchdog_ping(bool force);
 extern uint64_t watchdog_ms;
 /* s as a JSON string (quoted, escaped) on f. */
 void json_str(FILE *f, const char *s);
+
+/* Where the state goes (the SIGUSR1 dump, the control socket's status
+ * and explain): lines of text for the log (f NULL) or for a client (f),
+ * or one JSON document on f. The text lines are written by out_line();
+ * the JSON by out_open()/out_close() and the out_* members, which put
+ * the commas. Names go through the library's text filter either way. */
+#define OUT_DEPTH 16
+struct out {
+	FILE *f;		/* NULL: the log, at LOG_PRI_INFO */
+	bool json;
+	unsigned depth;
+	bool members[OUT_DEPTH];	/* a member written at this depth */
+};
+void out_line(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* '{' or '[', as the member key (NULL in an array or at the top). */
+void out_open(struct out *o, const char *key, char bracket);
+void out_close(struct out *o, char bracket);
+void out_str(struct out *o, const char *key, const char *v);	/* NULL: null */
+void out_u64(struct out *o, const char *key, uint64_t v);
+void out_int(struct out *o, const char *key, long long v);
+void out_bool(struct out *o, const char *key, bool v);
+/* v already JSON (NULL: null) */
+void out_raw(struct out *o, const char *key, const char *v);
 
 #endif

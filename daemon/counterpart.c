@@ -541,21 +541,30 @@ bool counterpart_still_own(struct cg *c, int fd, const char *controller, const c
 	return false;
 }
 
-void counterpart_dump(const struct cg *c)
+void counterpart_dump(const struct cg *c, struct out *o)
 {
 	static const char *const ctl[] = { "pids", "memory" };
 
 	for (unsigned i = 0; i < 2; i++) {
 		const char *mount = i ? D.v1_memory : D.v1_pids;
 		char why[PATH_MAX + 512], *v1;
+		const char *now;
 
 		if (!(c->v1_refused & bit_of(ctl[i])))
 			continue;
 		v1 = v1_counterpart(c->rel, mount, ctl[i], false, why, sizeof(why));
-		log_msg(LOG_PRI_INFO, "v1 %s counterpart of %s/%s (rule %s) refused: %s", ctl[i], D.v2, c->rel,
-			c->rule->name,
-			*why ? why : v1 ? "it qualifies now: armed when the cgroup next becomes populated"
-					 : "there is none now");
+		now = *why ? why
+		      : v1 ? "it qualifies now: armed when the cgroup next becomes populated"
+			   : "there is none now";
+		if (o->json) {
+			out_open(o, NULL, '{');
+			out_str(o, "counterpart", ctl[i]);
+			out_str(o, "why", now);
+			out_close(o, '}');
+		} else {
+			out_line(o, "v1 %s counterpart of %s/%s (rule %s) refused: %s", ctl[i], D.v2, c->rel,
+				 c->rule->name, now);
+		}
 		free(v1);
 	}
 }

@@ -7,11 +7,21 @@ DAEMON_OBJ := $(DAEMON_SRC:%.c=$(B)/%.o)
 DAEMON_BIN := $(B)/cgkilld
 
 $(DAEMON_OBJ): daemon/cgkilld.h
+$(B)/daemon/ctl.o $(B)/daemon/main.o: daemon/control.h
 # the public interface only: include/, not lib/ (tests/test-layers.sh)
 $(DAEMON_OBJ): CPPFLAGS := $(filter-out -Ilib,$(CPPFLAGS))
 
 $(DAEMON_BIN): $(DAEMON_OBJ) $(B)/libcgkill.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^
+
+# cgkillctl, the control socket's client (ctl/): the protocol's header
+# alone of the daemon, static as cgkill is.
+CTL_BIN := $(B)/cgkillctl
+$(B)/ctl/cgkillctl.o: daemon/control.h
+$(B)/ctl/cgkillctl.o: CPPFLAGS := $(filter-out -Ilib,$(CPPFLAGS))
+$(CTL_BIN): $(B)/ctl/cgkillctl.o
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(CGKILL_LDFLAGS) -o $@ $^
+all: $(CTL_BIN)
 
 # fuzz/fuzz-conf.c includes daemon/config.c (the pure parser).
 $(B)/fuzz/fuzz-conf: daemon/config.c daemon/cgkilld.h
@@ -46,24 +56,30 @@ SBINDIR ?= $(PREFIX)/sbin
 UNIT_DROPINS := $(sort $(wildcard data/cgkilld.service.d/*.conf.example))
 
 # Part of make install (and uninstall); nothing is enabled.
-install-daemon: $(DAEMON_BIN)
+install-daemon: $(DAEMON_BIN) $(CTL_BIN)
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DOCDIR) \
-		$(DESTDIR)$(DOCDIR)/cgkilld.service.d
+		$(DESTDIR)$(DOCDIR)/cgkilld.service.d $(DESTDIR)$(PKGDATADIR)
 	install -m 755 $(DAEMON_BIN) $(DESTDIR)$(SBINDIR)/cgkilld
+	install -m 755 $(CTL_BIN) $(DESTDIR)$(SBINDIR)/cgkillctl
 	install -m 644 man/cgkilld.8 $(DESTDIR)$(MANDIR)/man8/cgkilld.8
+	install -m 644 man/cgkillctl.8 $(DESTDIR)$(MANDIR)/man8/cgkillctl.8
 	install -m 644 man/cgkilld.conf.5 $(DESTDIR)$(MANDIR)/man5/cgkilld.conf.5
 	sed 's|@SBINDIR@|$(SBINDIR)|g' data/cgkilld.service > $(DESTDIR)$(SYSTEMDUNITDIR)/cgkilld.service
 	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/cgkilld.service
 	install -m 644 data/cgkilld.conf.example $(DESTDIR)$(DOCDIR)/cgkilld.conf.example
 	install -m 644 $(UNIT_DROPINS) $(DESTDIR)$(DOCDIR)/cgkilld.service.d/
+	install -m 644 data/cgkilld-status.schema.json $(DESTDIR)$(PKGDATADIR)/cgkilld-status.schema.json
 	install -m 644 completion/cgkilld $(DESTDIR)$(BASHCOMPDIR)/cgkilld
+	install -m 644 completion/cgkillctl $(DESTDIR)$(BASHCOMPDIR)/cgkillctl
 
 uninstall-daemon:
 	rm -f $(DESTDIR)$(SBINDIR)/cgkilld $(DESTDIR)$(MANDIR)/man8/cgkilld.8 \
+		$(DESTDIR)$(SBINDIR)/cgkillctl $(DESTDIR)$(MANDIR)/man8/cgkillctl.8 \
+		$(DESTDIR)$(PKGDATADIR)/cgkilld-status.schema.json \
 		$(DESTDIR)$(MANDIR)/man5/cgkilld.conf.5 $(DESTDIR)$(SYSTEMDUNITDIR)/cgkilld.service \
 		$(DESTDIR)$(DOCDIR)/cgkilld.conf.example $(DESTDIR)$(BASHCOMPDIR)/cgkilld \
-		$(UNIT_DROPINS:data/%=$(DESTDIR)$(DOCDIR)/%)
+		$(DESTDIR)$(BASHCOMPDIR)/cgkillctl $(UNIT_DROPINS:data/%=$(DESTDIR)$(DOCDIR)/%)
 	rmdir $(DESTDIR)$(DOCDIR)/cgkilld.service.d 2>/dev/null || true
 
 .PHONY: install-daemon uninstall-daemon

@@ -88,3 +88,15 @@ void episode_event(struct cg *c, int s, uint64_t t, uint64_t gap_ms, reclaim_fn 
 	e->last = t;
 	e->events++;
 }
+
+void episode_json(struct out *o, const struct episode *e, bool under_way)
+{
+	if (!under_way) {
+		out_raw(o, "episode", NULL);
+		return;
+	}
+	out_open(o, "episode", '{');
+	out_u64(o, "elapsed_ms", e->last - e->start);
+	out_u64(o, "events", e->events);
+	out_close(o, '}');
+}

@@ -26,26 +26,40 @@
 
 
 #include "cgkilld.h"
+#include "control.h"
 
 /* ---- configuration ---- */
 
+/* An error or warning of the configuration: logged, and written on
+ * the FILE ud too if not NULL (a reload through the control socket). */
 static void print_error(void *ud, int pri, const char *file, unsigned line, const char *msg)
 {
-	(void)ud;
+	FILE *errors = ud;
+	char where[4200];
+
 	if (line)
-		log_msg(pri, "%s:%u: %s", file, line, msg);
+		snprintf(where, sizeof(where), "%s:%u", file, line);
 	else
-		log_msg(pri, "%s: %s", file, msg);
+		snprintf(where, sizeof(where), "%s", file);
+	log_msg(pri, "%s: %s", where, msg);
+	if (!errors)
+		return;
+	/* through the log's filter: it may end on a terminal */
+	cgk_text_write(errors, where, strlen(where), CGK_TEXT_SAFE);
+	fputs(": ", errors);
+	cgk_text_write(errors, msg, strlen(msg), CGK_TEXT_SAFE);
+	fputc('\n', errors);
 }
 
-/* Parse and check; 0 with cfg filled, or -EINVAL (errors logged). */
-static int load(struct config *cfg, const char *path, bool optional)
+/* Parse and check; 0 with cfg filled, or -EINVAL (errors logged, and
+ * written on errors if not NULL). */
+static int load(struct config *cfg, const char *path, bool optional, FILE *errors)
 {
 	bool privileged = has_cap_sys_resource();
 
 	conf_init(cfg);
-	conf_load(cfg, path, optional, print_error, NULL);
-	conf_finish(cfg, print_error, NULL);
+	conf_load(cfg, path, optional, print_error, errors);
+	conf_finish(cfg, print_error, errors);
 	for (size_t i = 0; i < cfg->nrules; i++) {
 		struct rule *r = &cfg->rules[i];
 		char why[512];
@@ -53,13 +67,13 @@ static int load(struct config *cfg, const char *path, bool optional)
 		if (!r->match)
 			continue;
 		if (rule_guard_check(r, cfg->protected_file, why, sizeof(why)) < 0) {
-			conf_report(print_error, NULL, LOG_PRI_ERR, r->file, r->line, "rule %s: Match=%s refused: %s",
+			conf_report(print_error, errors, LOG_PRI_ERR, r->file, r->line, "rule %s: Match=%s refused: %s",
 				    r->name ? r->name : "?", r->match, why);
 			cfg->errors++;
 		}
 		if ((r->triggers & TRIG_PSI) &&
 		    pressure_trigger_text(r, privileged, NULL, 0, why, sizeof(why)) < 0) {
-			conf_report(print_error, NULL, LOG_PRI_ERR, r->file, r->line, "rule %s: %s",
+			conf_report(print_error, errors, LOG_PRI_ERR, r->file, r->line, "rule %s: %s",
 				    r->name ? r->name : "?", why);
 			cfg->errors++;
 		}
@@ -154,7 +168,8 @@ static void status(void)
 	       D.global_dry_run || D.cfg.dry_run ? ", dry run" : "");
 }
 
-static void reload(void)
+/* SIGHUP, and the control socket's reload (errors: its reply). */
+static int reload(FILE *errors)
 {
 	struct config next;
 	struct timespec ts;
@@ -163,11 +178,11 @@ static void reload(void)
 	notify("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading",
 	       (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000);
 	log_msg(LOG_PRI_INFO, "reloading %s", D.config_path);
-	if (load(&next, D.config_path, D.config_optional) < 0) {
+	if (load(&next, D.config_path, D.config_optional, errors) < 0) {
 		log_msg(LOG_PRI_ERR, "reload refused: the configuration has errors; the old rules stay in force");
 		notify("READY=1");
 		status();
-		return;
+		return -EINVAL;
 	}
 	check_warn(&next, D.config_path, print_error);
 	/* the storm limit's counters go on by rule name (act.c) */
@@ -183,6 +198,9 @@ static void reload(void)
 	log_msg(LOG_PRI_INFO, "reloaded: %zu rule(s), %zu cgroup(s) watched", D.cfg.nrules, D.ncgs);
 	notify("READY=1");
 	status();
+	/* a reload freed what later events of the loop's batch point to */
+	D.reloaded = true;
+	return 0;
 }
 
 /* ---- the loop's own sources ---- */
@@ -199,12 +217,9 @@ static void signal_event(struct src *s)
 
 	while (!D.stopping && read(s->fd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
-			reload();
-			/* a reload freed what later events point to */
-			D.reloaded = true;
+			reload(NULL);
 		} else if (si.ssi_signo == SIGUSR1) {
-			watch_dump();
-			act_dump();
+			ctl_state(&(struct out){ .f = NULL });
 		} else {
 			log_msg(LOG_PRI_INFO, "stopping (signal %u)", si.ssi_signo);
 			notify("STOPPING=1");
@@ -411,8 +426,10 @@ static void daemonize(void)
 /* Everything closed and freed, so that a leak checker sees only leaks. */
 static void shutdown_all(void)
 {
+	ctl_stop();
 	act_stop();
 	metrics_stop();
+	act_forget_last();
 	watch_stop();
 	watch_reap();
 	conf_free(&D.cfg);
@@ -433,6 +450,7 @@ static void shutdown_all(void)
 }
 
 static bool foreground;
+static const char *runtime_dir;
 
 static void usage(FILE *f)
 {
@@ -447,14 +465,16 @@ static void usage(FILE *f)
 		"      --check [FILE]  check the configuration (default: --config's) and exit;\n"
 		"                      with -v, print every setting in effect\n"
 		"  -f, --foreground    do not detach (under systemd, never needed)\n"
+		"      --runtime-dir DIR  the control socket and the pidfile in DIR\n"
+		"                      (default $RUNTIME_DIRECTORY, else %s)\n"
 		"  -n, --dry-run       act on nothing: log what each rule would do\n"
 		"  -v, --verbose       debug messages too\n"
 		"  -h, --help          this help\n"
 		"  -V, --version       the version\n"
 		"\n"
 		"Signals: SIGHUP reloads, SIGUSR1 logs the watched cgroups and rule states.\n"
-		"See cgkilld(8) and cgkilld.conf(5).\n",
-		CGKILLD_CONF);
+		"Status, explain, reload: cgkillctl(8). See cgkilld(8) and cgkilld.conf(5).\n",
+		CGKILLD_CONF, CTL_RUNTIME_DIR);
 }
 
 static int check(const char *path, bool optional)
@@ -463,7 +483,7 @@ static int check(const char *path, bool optional)
 	unsigned warnings;
 	int hier;
 
-	if (load(&cfg, path, optional) < 0) {
+	if (load(&cfg, path, optional, NULL) < 0) {
 		fprintf(stderr, "cgkilld: %s: the configuration has errors\n", path);
 		return 1;
 	}
@@ -533,6 +553,7 @@ static int options(int argc, char **argv, const char **config)
 		{ "config", required_argument, NULL, 'c' },
 		{ "check", no_argument, NULL, 'C' },
 		{ "foreground", no_argument, NULL, 'f' },
+		{ "runtime-dir", required_argument, NULL, 'R' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -553,6 +574,13 @@ static int options(int argc, char **argv, const char **config)
 			break;
 		case 'f':
 			foreground = true;
+			break;
+		case 'R':
+			if (optarg[0] != '/') {
+				fprintf(stderr, "cgkilld: --runtime-dir %s: not an absolute path\n", optarg);
+				return 2;
+			}
+			runtime_dir = optarg;
 			break;
 		case 'n':
 			D.global_dry_run = true;
@@ -654,6 +682,7 @@ static int loop(void)
 		}
 		watch_reap();
 		act_reap();
+		ctl_reap();
 	}
 	shutdown_all();
 	return 0;
@@ -669,10 +698,13 @@ int main(int argc, char **argv)
 	D.config_path = config ? config : CGKILLD_CONF;
 	D.config_optional = false;
 	log_stamp_unless_journal();
-	if (load(&D.cfg, D.config_path, D.config_optional) < 0) {
+	if (load(&D.cfg, D.config_path, D.config_optional, NULL) < 0) {
 		log_msg(LOG_PRI_ERR, "%s: the configuration has errors; not starting", D.config_path);
 		return 1;
 	}
+	/* before the fork to the background: a refusal is seen */
+	if (ctl_lock(runtime_dir ? runtime_dir : ctl_runtime_dir()) < 0)
+		return 1;
 	if (!foreground && !getenv("NOTIFY_SOCKET") && !getenv("INVOCATION_ID"))
 		daemonize();
 	survive();
@@ -682,7 +714,7 @@ int main(int argc, char **argv)
 		return 1;
 	check_warn(&D.cfg, D.config_path, print_error);
 	D.event_fd = open_event_log(D.cfg.event_log);
-	if (!loop_setup())
+	if (!loop_setup() || ctl_start(reload) < 0)
 		return 1;
 	watch_start();
 	metrics_configure();

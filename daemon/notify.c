@@ -221,3 +221,82 @@ void json_str(FILE *f, const char *s)
 {
 	cgk_text_write(f, s, strlen(s), CGK_TEXT_JSON);
 }
+
+void out_line(struct out *o, const char *fmt, ...)
+{
+	char buf[2048];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (!o->f) {
+		log_msg(LOG_PRI_INFO, "%s", buf);
+		return;
+	}
+	cgk_text_write(o->f, buf, strnlen(buf, sizeof(buf)), CGK_TEXT_SAFE);
+	fputc('\n', o->f);
+}
+
+/* The comma before a member, and its key. */
+static void out_key(struct out *o, const char *key)
+{
+	if (o->members[o->depth])
+		fputs(", ", o->f);
+	o->members[o->depth] = true;
+	if (key) {
+		json_str(o->f, key);
+		fputs(": ", o->f);
+	}
+}
+
+void out_open(struct out *o, const char *key, char bracket)
+{
+	out_key(o, key);
+	fputc(bracket, o->f);
+	if (o->depth + 1 < OUT_DEPTH)
+		o->members[++o->depth] = false;
+}
+
+void out_close(struct out *o, char bracket)
+{
+	if (o->depth)
+		o->depth--;
+	fputc(bracket, o->f);
+}
+
+void out_str(struct out *o, const char *key, const char *v)
+{
+	out_key(o, key);
+	if (v)
+		json_str(o->f, v);
+	else
+		fputs("null", o->f);
+}
+
+void out_u64(struct out *o, const char *key, uint64_t v)
+{
+	out_key(o, key);
+	fprintf(o->f, "%llu", (unsigned long long)v);
+}
+
+void out_int(struct out *o, const char *key, long long v)
+{
+	out_key(o, key);
+	fprintf(o->f, "%lld", v);
+}
+
+void out_bool(struct out *o, const char *key, bool v)
+{
+	out_key(o, key);
+	fputs(v ? "true" : "false", o->f);
+}
+
+void out_raw(struct out *o, const char *key, const char *v)
+{
+	out_key(o, key);
+	fputs(v ? v : "null", o->f);
+}

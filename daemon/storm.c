@@ -119,6 +119,40 @@ void storm_refund(const char *rule, uid_t uid, uint64_t t)
 		}
 }
 
+void storm_dump(struct out *o)
+{
+	uint64_t t = now_ms();
+
+	if (o->json)
+		out_open(o, "storm", '[');
+	for (const struct storm *b = storms; b; b = b->next) {
+		unsigned n = 0;
+		uint64_t oldest = UINT64_MAX;
+
+		for (unsigned k = 0; k < b->n; k++)
+			if (b->t[k] && b->t[k] + STORM_MS > t) {
+				n++;
+				if (b->t[k] < oldest)
+					oldest = b->t[k];
+			}
+		if (!n)
+			continue;
+		if (!o->json) {
+			out_line(o, "storm budget: rule %s, uid %d: %u action(s) in the last minute, the oldest leaves it in %llums",
+				 b->rule, (int)b->uid, n, (unsigned long long)(oldest + STORM_MS - t));
+			continue;
+		}
+		out_open(o, NULL, '{');
+		out_str(o, "rule", b->rule);
+		out_int(o, "uid", (int)b->uid);
+		out_u64(o, "actions_last_minute", n);
+		out_u64(o, "oldest_leaves_in_ms", oldest + STORM_MS - t);
+		out_close(o, '}');
+	}
+	if (o->json)
+		out_close(o, ']');
+}
+
 /* ---- whom an action is charged to (the storm limit's owner) ----
  *
  * The owner of the cgroup acted on when it is not root's. A root-owned

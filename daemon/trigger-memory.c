@@ -206,12 +206,31 @@ static bool memory_arm(struct cg *c, bool quiet)
 	return true;
 }
 
+/* The live figure: the oom_kill counter its rise is counted from. */
+static void memory_dump(const struct cg *c, struct out *o)
+{
+	const char *where = c->mem_v1 ? "memory.oom_control" : "memory.events";
+
+	if (o->json) {
+		out_open(o, NULL, '{');
+		out_str(o, "trigger", "oom-kill");
+		out_str(o, "file", c->mem.fd >= 0 || c->mem_hier ? where : NULL);
+		out_u64(o, "oom_kill", c->oom_base);
+		out_u64(o, "acts_at", c->rule->oom_kills);
+		out_close(o, '}');
+	} else if (c->mem.fd >= 0) {
+		out_line(o, "oom-kill %s/%s (rule %s): %s oom_kill %llu (acts on a rise of %u)", D.v2, c->rel,
+			 c->rule->name, where, (unsigned long long)c->oom_base, c->rule->oom_kills);
+	}
+}
+
 const struct trigger_ops trigger_memory = {
 	.name = "oom-kill",
 	.triggers = TRIG_OOM_KILL,
 	.arm = memory_arm,
 	.event = memory_event,
 	.disarm = memory_disarm,
+	.dump = memory_dump,
 	.late = "oom-kill armed (v1 counterpart found)",
 	.counts = true,
 };

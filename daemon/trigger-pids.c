@@ -252,6 +252,21 @@ static void current_check(struct cg *c, uint64_t t)
 	}
 }
 
+/* The counter at t - window: the newest sample not after it, or the
+ * oldest we have (c has samples). */
+static uint64_t window_base(const struct cg *c, uint64_t t)
+{
+	uint64_t base = c->samples[c->sample_head].v;
+
+	for (unsigned i = 0; i < c->nsamples; i++) {
+		unsigned k = (c->sample_head + i) % PIDS_SAMPLES;
+
+		if (c->samples[k].t + c->rule->pids_window_ms <= t)
+			base = c->samples[k].v;
+	}
+	return base;
+}
+
 static void sample(struct cg *c)
 {
 	uint64_t v, t = now_ms(), base, rise;
@@ -268,15 +283,7 @@ static void sample(struct cg *c)
 		current_check(c, t);
 		return;
 	}
-	/* the counter at now - window: the newest sample not after it, or the
-	 * oldest we have */
-	base = c->samples[c->sample_head].v;
-	for (unsigned i = 0; i < c->nsamples; i++) {
-		unsigned k = (c->sample_head + i) % PIDS_SAMPLES;
-
-		if (c->samples[k].t + r->pids_window_ms <= t)
-			base = c->samples[k].v;
-	}
+	base = window_base(c, t);
 	if (v < base) {
 		reset(c, t, v);
 		current_check(c, t);
@@ -505,12 +512,58 @@ static bool pids_arm(struct cg *c, bool quiet)
 	return true;
 }
 
+/* The live figures: pids.events max as last read and its rise in the
+ * window; how long pids.current has been high. */
+static void pids_dump(const struct cg *c, struct out *o)
+{
+	const struct rule *r = c->rule;
+	uint64_t t = now_ms();
+	bool seen = c->nsamples > 0;
+	uint64_t v = seen ? c->samples[(c->sample_head + c->nsamples - 1) % PIDS_SAMPLES].v : 0;
+	uint64_t rise = seen ? v - window_base(c, t) : 0, high = c->high ? t - c->high_since : 0;
+
+	if (r->triggers & TRIG_PIDS_MAX) {
+		if (o->json) {
+			out_open(o, NULL, '{');
+			out_str(o, "trigger", "pids-max");
+			if (seen)
+				out_u64(o, "max_events", v);
+			else
+				out_raw(o, "max_events", NULL);
+			out_u64(o, "rise", rise);
+			out_u64(o, "window_ms", r->pids_window_ms);
+			out_u64(o, "acts_at", r->pids_max_events);
+			out_close(o, '}');
+		} else if (seen) {
+			out_line(o, "pids-max %s/%s (rule %s): pids.events max %llu, risen %llu within %llums (acts at %u)",
+				 D.v2, c->rel, r->name, (unsigned long long)v, (unsigned long long)rise,
+				 (unsigned long long)r->pids_window_ms, r->pids_max_events);
+		}
+	}
+	if (!(r->triggers & TRIG_PIDS_CURRENT))
+		return;
+	if (o->json) {
+		out_open(o, NULL, '{');
+		out_str(o, "trigger", "pids-current");
+		out_bool(o, "high", c->high);
+		out_u64(o, "high_for_ms", high);
+		out_u64(o, "above_pct", r->pids_current_pct);
+		out_u64(o, "for_ms", r->pids_current_for_ms);
+		out_close(o, '}');
+	} else if (c->high) {
+		out_line(o, "pids-current %s/%s (rule %s): at or above %u%% of pids.max for %llums (acts at %llums)",
+			 D.v2, c->rel, r->name, r->pids_current_pct, (unsigned long long)high,
+			 (unsigned long long)r->pids_current_for_ms);
+	}
+}
+
 const struct trigger_ops trigger_pids = {
 	.name = "pids",
 	.triggers = TRIG_PIDS,
 	.arm = pids_arm,
 	.event = pids_event,
 	.disarm = pids_disarm,
+	.dump = pids_dump,
 	.late = "pids triggers armed (v1 counterpart found)",
 	.counts = true,
 	.populated = pids_populated,

@@ -628,7 +628,7 @@ static void pressure_event(struct src *s)
 			psi_event(c, i);
 }
 
-static void pressure_dump(const struct cg *c)
+static void pressure_dump(const struct cg *c, struct out *o)
 {
 	const struct rule *r = c->rule;
 	char trig[64] = "?", why[512];
@@ -639,6 +639,7 @@ static void pressure_dump(const struct cg *c)
 		const struct episode *e = &c->ep[s];
 		int fd = s < PSI_NRES ? c->psi[s].fd : c->plevel_file;
 		char link[64], path[PATH_MAX] = "?", what[PATH_MAX + 128], ep[128] = "no episode";
+		bool under_way = episode_under_way(c, s, t);
 		ssize_t n;
 
 		if (fd < 0)
@@ -647,15 +648,25 @@ static void pressure_dump(const struct cg *c)
 		n = readlink(link, path, sizeof(path) - 1);
 		if (n > 0)
 			path[n] = '\0';
+		if (o->json) {
+			out_open(o, NULL, '{');
+			out_str(o, "trigger", s < PSI_NRES ? "pressure" : "memory-pressure-level");
+			out_str(o, "source", episode_name(c, s));
+			out_str(o, "file", path);
+			out_str(o, "kernel_trigger", s < PSI_NRES ? trig : level_name[r->pressure_level]);
+			out_u64(o, "duration_ms", r->pressure_duration_ms);
+			episode_json(o, e, under_way);
+			out_close(o, '}');
+			continue;
+		}
 		if (s < PSI_NRES)
 			snprintf(what, sizeof(what), "PSI trigger \"%s\" on %s", trig, path);
 		else
 			snprintf(what, sizeof(what), "%s on %s", level_name[r->pressure_level], path);
-		if (episode_under_way(c, s, t))
+		if (under_way)
 			snprintf(ep, sizeof(ep), "episode %llums, %u event(s)",
 				 (unsigned long long)(e->last - e->start), e->events);
-		log_msg(LOG_PRI_INFO, "pressure %s/%s (rule %s): %s: %s; %s", D.v2, c->rel, r->name,
-			episode_name(c, s), what, ep);
+		out_line(o, "pressure %s/%s (rule %s): %s: %s; %s", D.v2, c->rel, r->name, episode_name(c, s), what, ep);
 	}
 }
 

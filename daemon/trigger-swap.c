@@ -177,20 +177,32 @@ static void swap_disarm(struct cg *c)
 	episode_end(c, PSRC_SWAP);
 }
 
-static void swap_dump(const struct cg *c)
+static void swap_dump(const struct cg *c, struct out *o)
 {
 	const struct rule *r = c->rule;
 	const struct episode *e = &c->ep[PSRC_SWAP];
+	bool under_way = episode_under_way(c, PSRC_SWAP, now_ms());
 	char ep[128] = "no episode";
 
 	if (!c->swap_armed)
 		return;
-	if (episode_under_way(c, PSRC_SWAP, now_ms()))
+	if (o->json) {
+		out_open(o, NULL, '{');
+		out_str(o, "trigger", "swap");
+		out_str(o, "source", episode_name(c, PSRC_SWAP));
+		out_u64(o, "used_above_pct", r->swap_pct);
+		out_u64(o, "swap_total_kb", swap_total_kb);
+		out_u64(o, "duration_ms", r->pressure_duration_ms);
+		episode_json(o, e, under_way);
+		out_close(o, '}');
+		return;
+	}
+	if (under_way)
 		snprintf(ep, sizeof(ep), "episode %llums, %u event(s)", (unsigned long long)(e->last - e->start),
 			 e->events);
-	log_msg(LOG_PRI_INFO, "pressure %s/%s (rule %s): %s: used at or above %u%% of SwapTotal (%llu kB)%s; %s",
-		D.v2, c->rel, r->name, episode_name(c, PSRC_SWAP), r->swap_pct, (unsigned long long)swap_total_kb,
-		swap_tick.fd < 0 ? ", not read: no swap" : "", ep);
+	out_line(o, "pressure %s/%s (rule %s): %s: used at or above %u%% of SwapTotal (%llu kB)%s; %s", D.v2, c->rel,
+		 r->name, episode_name(c, PSRC_SWAP), r->swap_pct, (unsigned long long)swap_total_kb,
+		 swap_tick.fd < 0 ? ", not read: no swap" : "", ep);
 }
 
 const struct trigger_ops trigger_swap = {

@@ -1278,49 +1278,178 @@ void watch_inotify_event(struct src *s)
 	arm_starved();
 }
 
-static void dump_cg(const struct cg *c)
+/* Where a trigger's counter is read: "v2", "v1-polled", "v1", or NULL
+ * when it has no file (kept from its last arming while not armed). */
+static const char *pids_where(const struct cg *c)
 {
-	const char *pids = "", *mem = "";
-
 	if (c->pids.fd >= 0)
-		pids = c->pids_v1 ? " pids:v1-polled" : " pids:v2";
-	else if (!c->armed && c->pids_hier)
-		pids = c->pids_hier == 1 ? " pids:v1-polled" : " pids:v2";
-	if (c->mem.fd >= 0)
-		mem = c->mem_v1 ? " memory:v1" : " memory:v2";
-	else if (!c->armed && c->mem_hier)
-		mem = c->mem_hier == 1 ? " memory:v1" : " memory:v2";
-	log_msg(LOG_PRI_INFO, "watching %s/%s (rule %s)%s%s%s%s", D.v2, c->rel, c->rule->name, pids, mem,
-		c->holdoff_until > now_ms() ? " (post-action delay)" : "",
-		c->armed ? (c->queued ? " (empty: files closed soon)" : "")
-			 : c->populated ? " (populated: not armed, short of files)"
-					: " (empty: no file open, armed when populated)");
-	counterpart_dump(c);
-	for (const struct trigger_ops *const *t = triggers; *t; t++)
-		if ((*t)->dump)
-			(*t)->dump(c);
+		return c->pids_v1 ? "v1-polled" : "v2";
+	if (!c->armed && c->pids_hier)
+		return c->pids_hier == 1 ? "v1-polled" : "v2";
+	return NULL;
 }
 
-void watch_dump(void)
+static const char *mem_where(const struct cg *c)
+{
+	if (c->mem.fd >= 0)
+		return c->mem_v1 ? "v1" : "v2";
+	if (!c->armed && c->mem_hier)
+		return c->mem_hier == 1 ? "v1" : "v2";
+	return NULL;
+}
+
+static const char *cg_state(const struct cg *c)
+{
+	if (c->armed)
+		return c->queued ? "empty: files closed soon" : "armed";
+	return c->populated ? "populated: not armed, short of files" : "empty: no file open, armed when populated";
+}
+
+static void dump_cg(const struct cg *c, struct out *o)
+{
+	const char *pids = pids_where(c), *mem = mem_where(c);
+	uint64_t t = now_ms(), delay = c->holdoff_until > t ? c->holdoff_until - t : 0;
+	char *path = cg_full_path(c->rel);
+
+	if (o->json) {
+		out_open(o, NULL, '{');
+		out_str(o, "cgroup", path ? path : c->rel);
+		out_str(o, "rule", c->rule->name);
+		out_str(o, "state", cg_state(c));
+		out_str(o, "pids", pids);
+		out_str(o, "memory", mem);
+		out_u64(o, "post_action_delay_ms", delay);
+		out_open(o, "refused", '[');
+		counterpart_dump(c, o);
+		out_close(o, ']');
+		out_open(o, "triggers", '[');
+	} else {
+		bool armed = !strcmp(cg_state(c), "armed");
+
+		out_line(o, "watching %s (rule %s)%s%s%s%s%s%s%s%s", path ? path : c->rel, c->rule->name,
+			 pids ? " pids:" : "", pids ? pids : "", mem ? " memory:" : "", mem ? mem : "",
+			 delay ? " (post-action delay)" : "", armed ? "" : " (", armed ? "" : cg_state(c),
+			 armed ? "" : ")");
+		counterpart_dump(c, o);
+	}
+	free(path);
+	for (const struct trigger_ops *const *tr = triggers; *tr; tr++)
+		if ((*tr)->dump && (c->rule->triggers & (*tr)->triggers))
+			(*tr)->dump(c, o);
+	if (o->json) {
+		out_close(o, ']');
+		out_close(o, '}');
+	}
+}
+
+/* The rule's triggers, as its Trigger= words. */
+static void trigger_words(const struct rule *r, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (unsigned bit = 1; bit <= TRIG_SWAP && n < size; bit <<= 1)
+		if (r->triggers & bit)
+			n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? " " : "", trigger_name(bit));
+}
+
+/* A rule and its effective settings: what it acts on, how, and its
+ * counts since the start (or the reload). */
+static void dump_rule(const struct rule *r, size_t ncg, struct out *o)
+{
+	char trig[256], sig[16];
+	const char *signame = cgk_signal_name(r->sig, sig, sizeof(sig)) ?: "?";
+	bool dry = r->dry_run || D.cfg.dry_run || D.global_dry_run;
+
+	trigger_words(r, trig, sizeof(trig));
+	if (!o->json) {
+		out_line(o,
+			 "rule %s: match %s, %zu cgroup(s), action %s%s, %lu event(s), %lu action(s), %lu suppressed by the storm limit",
+			 r->name, r->match, ncg, action_name(r->action), dry ? " (dry run)" : "", r->events, r->actions,
+			 r->suppressed);
+		out_line(o,
+			 "rule %s: %s:%u: Trigger=%s, Signal=%s, Victim=%s, PostActionDelay=%llums, MaxActionsPerMinute=%u%s, Wait=%llums",
+			 r->name, r->file, r->line, trig, signame, victim_name(r->victim),
+			 (unsigned long long)r->delay_ms, r->max_per_minute,
+			 r->max_per_minute ? "" : " (no limit)", (unsigned long long)r->wait_ms);
+		return;
+	}
+	out_open(o, NULL, '{');
+	out_str(o, "name", r->name);
+	out_str(o, "match", r->match);
+	out_str(o, "file", r->file);
+	out_u64(o, "line", r->line);
+	out_open(o, "triggers", '[');
+	for (unsigned bit = 1; bit <= TRIG_SWAP; bit <<= 1)
+		if (r->triggers & bit)
+			out_str(o, NULL, trigger_name(bit));
+	out_close(o, ']');
+	out_str(o, "action", action_name(r->action));
+	out_str(o, "signal", signame);
+	out_bool(o, "dry_run", dry);
+	out_str(o, "victim", victim_name(r->victim));
+	out_u64(o, "post_action_delay_ms", r->delay_ms);
+	out_u64(o, "max_actions_per_minute", r->max_per_minute);
+	out_u64(o, "wait_ms", r->wait_ms);
+	out_u64(o, "cgroups", ncg);
+	out_u64(o, "events", r->events);
+	out_u64(o, "actions", r->actions);
+	out_u64(o, "suppressed", r->suppressed);
+	out_close(o, '}');
+}
+
+static void dump_owners(struct out *o)
+{
+	if (o->json)
+		out_open(o, "owners", '[');
+	for (size_t i = 0; i < owners.nb; i++)
+		for (const struct hnode *x = owners.b[i]; x; x = x->next) {
+			const struct owner *w = x->obj;
+
+			if (!w->n && !w->refused)
+				continue;
+			if (!o->json) {
+				out_line(o,
+					 "owner uid %u: %u watched cgroups and directories of %u (MaxWatchesPerOwner=), %lu refused, %u cgroup(s) polled past it",
+					 w->uid, w->n, owner_cap(), w->refused, w->ndormant);
+				continue;
+			}
+			out_open(o, NULL, '{');
+			out_u64(o, "uid", w->uid);
+			out_u64(o, "watches", w->n);
+			out_u64(o, "max_watches", owner_cap());
+			out_u64(o, "refused", w->refused);
+			out_u64(o, "polled", w->ndormant);
+			out_close(o, '}');
+		}
+	if (o->json)
+		out_close(o, ']');
+}
+
+void watch_dump(struct out *o)
 {
 	struct cg *const heads[] = { D.cgs, idle };
 	size_t narmed = 0;
 
 	for (const struct cg *c = D.cgs; c; c = c->next)
 		narmed++;
-	log_msg(LOG_PRI_INFO, "state: %zu rule(s), %zu watched cgroup(s), %zu watched directories%s",
-		D.cfg.nrules, D.ncgs, nwdirs, D.global_dry_run || D.cfg.dry_run ? ", dry run" : "");
-	log_msg(LOG_PRI_INFO, "files: %zu cgroup(s) armed, %zu empty with no file open; %zu inotify watches",
-		narmed, D.ncgs - narmed, watches.n);
-	for (size_t i = 0; i < owners.nb; i++)
-		for (const struct hnode *x = owners.b[i]; x; x = x->next) {
-			const struct owner *o = x->obj;
-
-			if (o->n || o->refused)
-				log_msg(LOG_PRI_INFO,
-					"owner uid %u: %u watched cgroups and directories of %u (MaxWatchesPerOwner=), %lu refused, %u cgroup(s) polled past it",
-					o->uid, o->n, owner_cap(), o->refused, o->ndormant);
-		}
+	if (o->json) {
+		out_open(o, "files", '{');
+		out_u64(o, "watched_cgroups", D.ncgs);
+		out_u64(o, "armed", narmed);
+		out_u64(o, "empty", D.ncgs - narmed);
+		out_u64(o, "watched_directories", nwdirs);
+		out_u64(o, "inotify_watches", watches.n);
+		out_close(o, '}');
+	} else {
+		out_line(o, "state: %zu rule(s), %zu watched cgroup(s), %zu watched directories%s", D.cfg.nrules,
+			 D.ncgs, nwdirs, D.global_dry_run || D.cfg.dry_run ? ", dry run" : "");
+		out_line(o, "files: %zu cgroup(s) armed, %zu empty with no file open; %zu inotify watches", narmed,
+			 D.ncgs - narmed, watches.n);
+	}
+	dump_owners(o);
+	if (o->json)
+		out_open(o, "rules", '[');
 	for (size_t i = 0; i < D.cfg.nrules; i++) {
 		struct rule *r = &D.cfg.rules[i];
 		size_t n = 0;
@@ -1328,13 +1457,22 @@ void watch_dump(void)
 		for (size_t h = 0; h < 2; h++)
 			for (const struct cg *c = heads[h]; c; c = c->next)
 				n += c->rule == r;
-		log_msg(LOG_PRI_INFO,
-			"rule %s: match %s, %zu cgroup(s), action %s%s, %lu event(s), %lu action(s), %lu suppressed by the storm limit",
-			r->name, r->match, n, action_name(r->action), r->dry_run ? " (dry run)" : "",
-			r->events, r->actions, r->suppressed);
+		dump_rule(r, n, o);
+	}
+	if (o->json) {
+		out_close(o, ']');
+		out_open(o, "cgroups", '[');
 	}
 	for (size_t h = 0; h < 2; h++)
 		for (const struct cg *c = heads[h]; c; c = c->next)
-			dump_cg(c);
-	log_msg(LOG_PRI_INFO, "state: end");
+			dump_cg(c, o);
+	if (o->json)
+		out_close(o, ']');
+}
+
+struct cg *watch_find(const struct rule *r, const char *rel)
+{
+	struct cg *c = cg_find(r, rel);
+
+	return c && !c->dead ? c : NULL;
 }

@@ -5,7 +5,7 @@
 IMAGE ?= localhost/cgkilld:$(VERSION)
 # What the image holds, as name:directory; each must be linked statically
 # (a FROM scratch image has no loader), which make image checks.
-IMAGE_BINS := cgkilld:usr/sbin cgkill:usr/bin
+IMAGE_BINS := cgkilld:usr/sbin cgkillctl:usr/sbin cgkill:usr/bin
 IMAGE_ROOT := $(B)/image/rootfs
 
 # The daemon is linked dynamically for the host; the image's statically.

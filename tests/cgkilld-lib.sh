@@ -13,6 +13,7 @@
 . tests/lib.sh
 
 CGKILLD=${CGKILLD:-$build/cgkilld}
+CGKILLCTL=${CGKILLCTL:-$build/cgkillctl}
 FORKBOMB=${FORKBOMB:-$build/tests/forkbomb}
 
 need_cgkilld() {
@@ -193,12 +194,14 @@ empty() {
 }
 
 # kd_start CONF [OPTION...]: the daemon in the foreground, its log in
-# $kd_log, waiting (bounded) until it says it started; in box/$KD_CGROUP
-# if that is set.
+# $kd_log, its runtime directory (control socket, pidfile) $kd_run, of
+# its own (never /run/cgkilld: tests run side by side); waiting (bounded)
+# until it says it started; in box/$KD_CGROUP if that is set.
 kd_start() {
 	local conf=$1
 	shift
 	kd_log=$kd_tmp/cgkilld.log.$((++kd_runs))
+	kd_run=$kd_tmp/run.$kd_runs
 	: >"$kd_log"
 	# the log file stands for the journal's stream: its lines as the
 	# journal gets them, "<N>" and the message, which the tests match
@@ -206,9 +209,9 @@ kd_start() {
 	if [ -n "${KD_CGROUP:-}" ]; then
 		# started inside box/$KD_CGROUP
 		JOURNAL_STREAM=$(stat -c %d:%i "$kd_log") sh -c "$(_join "$KD_CGROUP") && exec \"\$@\"" sh \
-			"$CGKILLD" --foreground -v --config "$conf" "$@" 2>>"$kd_log" &
+			"$CGKILLD" --foreground -v --config "$conf" --runtime-dir "$kd_run" "$@" 2>>"$kd_log" &
 	else
-		JOURNAL_STREAM=$(stat -c %d:%i "$kd_log") "$CGKILLD" --foreground -v --config "$conf" "$@" 2>>"$kd_log" &
+		JOURNAL_STREAM=$(stat -c %d:%i "$kd_log") "$CGKILLD" --foreground -v --config "$conf" --runtime-dir "$kd_run" "$@" 2>>"$kd_log" &
 	fi
 	kd_daemon=$!
 	wait_for 30 "cgkilld to start" grep -qs 'started:' "$kd_log" || {

@@ -93,7 +93,7 @@ refused "a drop-in of mode 0666" "evil.conf: refused: .* is writable by others \
 # the start says the same, and does not start; if it did, a bomb in
 # box/evil/x would make root run the drop-in's hook
 kd_log=$kd_tmp/start.log
-"$CGKILLD" --foreground -v --config "$conf" 2>"$kd_log" &
+"$CGKILLD" --foreground -v --config "$conf" --runtime-dir "$kd_tmp/run" 2>"$kd_log" &
 kd_daemon=$!
 wait_for 30 "cgkilld to end or start" eval '! alive '"$kd_daemon"' || grep -qs "started:" "$kd_log"'
 if alive "$kd_daemon"; then

@@ -298,6 +298,23 @@ same_set "cgkilld long options" "cgkilld --help" "$dhelp_long" "completion/cgkil
 	"$(grep -- '^--' <<<"$bash_words")"
 same_set "cgkilld short options" "cgkilld --help" "$dhelp_short" "completion/cgkilld (compgen -W)" \
 	"$(grep -E -- '^-[[:alnum:]]$' <<<"$bash_words")"
+
+# --- cgkillctl: completion/cgkillctl (bash) ------------------------------
+CGKILLCTL=${CGKILLCTL:-$build/cgkillctl}
+[ -x "$CGKILLCTL" ] || bail_out "$CGKILLCTL not built (run make first)"
+chelp=$("$CGKILLCTL" --help) || bail_out "cgkillctl --help failed"
+coptlines=$(sed -n '/^Options:/,/^$/p' <<<"$chelp" | grep -E '^ +--?[[:alnum:]]')
+chelp_long=$(grep -oE -- '--[a-z][a-z0-9-]*' <<<"$(cut -c1-22 <<<"$coptlines")")
+chelp_short=$(sed -n 's/^ *\(-[[:alnum:]]\), .*/\1/p' <<<"$coptlines")
+chelp_cmds=$(sed -n '/^Commands:/,/^$/p' <<<"$chelp" | sed -n 's/^  \([a-z][a-z]*\).*/\1/p')
+check "completion/cgkillctl parses (bash -n)" bash -n completion/cgkillctl
+ctl_words=$(sed -n "s/.*compgen -W '\([^']*\)' --.*/\1/p" completion/cgkillctl | tr -s ' \t' '\n')
+same_set "cgkillctl long options" "cgkillctl --help" "$chelp_long" "completion/cgkillctl (compgen -W)" \
+	"$(grep -- '^--' <<<"$ctl_words")"
+same_set "cgkillctl short options" "cgkillctl --help" "$chelp_short" "completion/cgkillctl (compgen -W)" \
+	"$(grep -E -- '^-[[:alnum:]]$' <<<"$ctl_words")"
+same_set "cgkillctl commands" "cgkillctl --help" "$chelp_cmds" "completion/cgkillctl (compgen -W)" \
+	"$(grep -- '^[a-z]' <<<"$ctl_words")"
 specs=$(sed -n '/_arguments /,/&& ret=0/p' completion/_cgkilld | grep -F '[')
 zsh_names=$(sed 's/\[.*//' <<<"$specs" | grep -oE -- '--?[[:alnum:]][a-z0-9-]*')
 same_set "cgkilld long options" "cgkilld --help" "$dhelp_long" "completion/_cgkilld (_arguments)" \

@@ -43,6 +43,8 @@ libfile=libcgkill.so.1.${version#*.}
 mapfile -t optional < <(optional_files usr/share/zsh/vendor-completions usr/share/fish/vendor_completions.d usr/share/cgkill)
 # The daemon's (daemon/daemon.mk, install-daemon).
 daemon_files=(usr/share/man/man8/cgkilld.8 usr/share/man/man5/cgkilld.conf.5
+	usr/share/man/man8/cgkillctl.8 usr/share/cgkill/cgkilld-status.schema.json
+	usr/share/bash-completion/completions/cgkillctl
 	usr/lib/systemd/system/cgkilld.service usr/share/doc/cgkill/cgkilld.conf.example
 	usr/share/bash-completion/completions/cgkilld
 	$(for f in data/cgkilld.service.d/*.conf.example; do echo "usr/share/doc/cgkill/${f#data/}"; done))
@@ -94,14 +96,14 @@ for f in usr/bin/cgkill "usr/lib/$libfile" usr/lib/libcgkill.a \
 	usr/include/cgkill.h usr/lib/pkgconfig/libcgkill.pc usr/share/man/man1/cgkill.1 \
 	usr/share/man/man3/libcgkill.3 usr/share/man/man3/cgk_kill.3 \
 	usr/share/bash-completion/completions/cgkill usr/share/doc/cgkill/README.md \
-	usr/share/doc/cgkill/SECURITY.md usr/sbin/cgkilld "${daemon_files[@]}" "${optional[@]}"; do
+	usr/share/doc/cgkill/SECURITY.md usr/sbin/cgkilld usr/sbin/cgkillctl "${daemon_files[@]}" "${optional[@]}"; do
 	[ -f "$root/$f" ] && [ ! -L "$root/$f" ]
 	ok $? "installed /$f"
 done
 [ -x "$root/usr/bin/cgkill" ]
 ok $? "/usr/bin/cgkill is executable"
-[ "$(stat -c %a "$root/usr/sbin/cgkilld")" = 755 ]
-ok $? "/usr/sbin/cgkilld is mode 755"
+[ "$(stat -c %a "$root/usr/sbin/cgkilld")" = 755 ] && [ "$(stat -c %a "$root/usr/sbin/cgkillctl")" = 755 ]
+ok $? "/usr/sbin/cgkilld and /usr/sbin/cgkillctl are mode 755"
 [ "$(readlink "$lib/libcgkill.so.1")" = "$libfile" ]
 ok $? "libcgkill.so.1 -> $libfile"
 [ "$(readlink "$lib/libcgkill.so")" = libcgkill.so.1 ]
@@ -208,15 +210,17 @@ check "make install with every directory set (${dirs[*]%%=*})" \
 	mk install DESTDIR="$root2" "${dirs[@]}"
 for f in sbin/cgkill "lib64/$libfile" lib64/libcgkill.so.1 lib64/libcgkill.so \
 	lib64/libcgkill.a inc/cgkill.h pc/libcgkill.pc man/man1/cgkill.1 man/man3/libcgkill.3 \
-	bashcomp/cgkill doc/README.md doc/SECURITY.md daemon/cgkilld man/man8/cgkilld.8 \
+	bashcomp/cgkill doc/README.md doc/SECURITY.md daemon/cgkilld daemon/cgkillctl man/man8/cgkilld.8 \
+	man/man8/cgkillctl.8 \
 	man/man5/cgkilld.conf.5 units/cgkilld.service doc/cgkilld.conf.example bashcomp/cgkilld \
 	"${optional2[@]}"; do
 	[ -e "$root2/opt/cgk/$f" ]
 	ok $? "installed /opt/cgk/$f"
 done
 grep -qx 'ExecStart=/opt/cgk/daemon/cgkilld' "$root2/opt/cgk/units/cgkilld.service" &&
-	grep -qx 'ExecStartPre=/opt/cgk/daemon/cgkilld --check' "$root2/opt/cgk/units/cgkilld.service"
-ok $? "the unit runs cgkilld from SBINDIR" ||
+	grep -qx 'ExecStartPre=/opt/cgk/daemon/cgkilld --check' "$root2/opt/cgk/units/cgkilld.service" &&
+	grep -qx 'ExecReload=/opt/cgk/daemon/cgkillctl reload' "$root2/opt/cgk/units/cgkilld.service"
+ok $? "the unit runs cgkilld and cgkillctl from SBINDIR" ||
 	diag "$(grep -n Exec "$root2/opt/cgk/units/cgkilld.service")"
 grep -qx 'libdir=${prefix}/lib64' "$root2/opt/cgk/pc/libcgkill.pc" &&
 	grep -qx 'includedir=${prefix}/inc' "$root2/opt/cgk/pc/libcgkill.pc"
