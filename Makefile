@@ -116,7 +116,10 @@ test-programs: $(TEST_BIN) $(B)/tests/forkbomb $(B)/tests/thrash $(B)/tests/dead
 # command:package. README.md names them (tests/test-readme.sh). APT_GET:
 # for tests/test-make.sh.
 TEST_DEPS := prove:perl python3:python3 mandoc:mandoc groff:groff-base pkg-config:pkgconf nm:binutils \
-	zsh:zsh fish:fish abidiff:abigail-tools swapon:mount mkswap:util-linux
+	zsh:zsh fish:fish abidiff:abigail-tools swapon:mount mkswap:util-linux buildah:buildah \
+	systemd-analyze:systemd
+# The Kubernetes manifests' schemas (tests/test-deploy.sh), from npm.
+K8S_MODELS := kubernetes-models@5.1.0
 APT_GET ?= apt-get
 test-deps:
 	@need=; for d in $(TEST_DEPS); do command -v $${d%%:*} >/dev/null || need="$$need $${d#*:}"; done; \
@@ -125,6 +128,9 @@ test-deps:
 	if [ -n "$$need" ]; then echo "make check: the tests need these packages, installing them with $(APT_GET):$$need"; \
 		{ $(APT_GET) install -y -qq $$need || { $(APT_GET) update -qq && $(APT_GET) install -y -qq $$need; }; } \
 		>/dev/null 2>&1 || echo "cannot install:$$need (tests that need it fail or skip)"; fi
+	@if command -v npm >/dev/null && [ ! -d "$$(npm root -g)/kubernetes-models" ]; then \
+		echo "make check: the tests need $(K8S_MODELS) (npm), installing it with npm install -g"; \
+		npm install -g -s $(K8S_MODELS) >/dev/null 2>&1 || echo "cannot install $(K8S_MODELS) (tests/test-deploy.sh fails or skips)"; fi
 
 # CGKILL_TEST_NO_SKIP=1 turns a skipped cgroup test into a failure (CI sets it).
 check: test-deps tests

@@ -164,11 +164,12 @@ ok $? "the Layout block's man/ lists every man page, and no other ($(echo $pages
 	diag "man/: $(echo $pages)" "listed: $(echo $listed)"
 
 # --- what make check installs -------------------------------------------------
-# The Makefile's TEST_DEPS (command:package) and the packages test-deps
-# adds itself, against the README's list (the Development section's
+# The Makefile's TEST_DEPS (command:package), the packages test-deps
+# adds itself and the npm package K8S_MODELS, against the README's list (the Development section's
 # "installs ..." sentence, the packages in backquotes).
 wanted=$(make -s -p -n test-deps 2>/dev/null | sed -n 's/^TEST_DEPS := //p' | head -n1 | tr ' ' '\n' |
-	sed -n 's/^[^:]*://p'; sed -n 's/.*need="$$need \([a-z0-9.-]*\)".*/\1/p' Makefile)
+	sed -n 's/^[^:]*://p'; sed -n 's/.*need="$$need \([a-z0-9.-]*\)".*/\1/p' Makefile
+	sed -n 's/^K8S_MODELS := \([a-z0-9.-]*\)@.*/\1/p' Makefile)
 wanted=$(sort -u <<<"$wanted")
 named=$(readme_section Development | awk '/installs/ { c = 1 } c { print } c && /\.$/ { exit }' |
 	grep -oE '`[a-z0-9.+-]+`' | tr -d '`' | sort -u)
