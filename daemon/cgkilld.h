@@ -25,6 +25,7 @@
  *	counterpart.c		v1 counterparts; processes' uids and memory
  *	guard.c config.c	the rules: guard rails and the parser
  *	protection.c pids-events.c	pure helpers, tested alone
+ *	forkbpf.c		the fork counter in the kernel (BPF), tested alone
  *	cgpath.c		cgroup paths: names, directories, files, populated
  *	files.c			small files: numbers, PSI lines
  *	sys.c			small system helpers: files, epoll, closers, D
@@ -520,6 +521,48 @@ uint64_t low_effective(uint64_t usage, uint64_t low, uint64_t parent_elow, uint6
 int pids_events_open(int dfd, const char **name);
 /* The "max N" of a pids.events text; false if absent or malformed. */
 bool pids_events_max(const char *text, uint64_t *v);
+
+/* ---- forkbpf.c ---- */
+/* The fork counter: BPF programs on the tracepoints task_newtask and
+ * sched_process_exec that count, for each watched cgroup v2 subtree, the
+ * forks (not threads) and execs of its tasks, and send a record through a
+ * ring buffer when its forks without exec in a window reach a limit. */
+#define FORK_LEVELS 16	/* the deepest level (components below the v2 root) counted */
+#define FORK_SLOTS 4	/* counters (rules) for one cgroup */
+struct fork_counter;
+struct bpf_insn;
+struct fork_limit {
+	uint64_t limit;		/* forks without exec in one window */
+	uint64_t window_ns;
+	uint64_t cookie;	/* returned in the records */
+};
+struct fork_record {
+	uint64_t cgid, cookie;
+	uint64_t forks, execs;	/* in the window, when the limit was reached */
+	uint64_t elapsed_ns;	/* since the window began */
+};
+/* Maps made, programs loaded and attached: 0, or -errno with why
+ * (EPERM: no CAP_BPF and CAP_PERFMON; the verifier's words). */
+int fork_counter_open(struct fork_counter **fc, char *why, size_t size);
+void fork_counter_close(struct fork_counter *fc);
+/* The ring buffer's fd: readable (epoll) when records wait. */
+int fork_counter_fd(const struct fork_counter *fc);
+/* Count the cgroup cgid (at level >= 1) in slot: 0 or -errno. */
+int fork_counter_watch(struct fork_counter *fc, uint64_t cgid, unsigned level, unsigned slot,
+		       const struct fork_limit *lim);
+int fork_counter_unwatch(struct fork_counter *fc, uint64_t cgid, unsigned level, unsigned slot);
+/* The counts of slot's window under way (tests, the state dump). */
+int fork_counter_peek(const struct fork_counter *fc, uint64_t cgid, unsigned slot, uint64_t *forks,
+		      uint64_t *execs);
+/* Each waiting record to fn; how many. */
+unsigned fork_counter_read(struct fork_counter *fc, void (*fn)(const struct fork_record *rec, void *arg),
+			   void *arg);
+/* The id of the cgroup v2 directory open at dfd, as the programs see it:
+ * 0 or -errno. */
+int fork_cgroup_id(int dfd, uint64_t *id);
+/* The program of the fork (or exec) tracepoint, malloc'ed in *insns: its
+ * length, 0 without memory (tests). */
+size_t fork_prog_build(const struct fork_counter *fc, bool exec, struct bpf_insn **insns);
 
 /* ---- cgpath.c ---- */
 /* base/rel/name opened with flags (and O_CLOEXEC): the fd, or -1 and

@@ -37,6 +37,10 @@ $(B)/tests/test-victim-fixture: $(B)/tests/test-victim-fixture.o $(B)/tests/supp
 		$(filter-out $(B)/daemon/main.o,$(DAEMON_OBJ)) $(B)/tests/daemon-main.o $(B)/libcgkill.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ -lpthread
 
+# tests/test-fork-counter.c loads and drives the fork counter (forkbpf.c).
+$(B)/tests/test-fork-counter.o: daemon/cgkilld.h
+$(B)/tests/test-fork-counter: $(B)/daemon/forkbpf.o
+
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSCONFDIR ?= /etc
 SBINDIR ?= $(PREFIX)/sbin

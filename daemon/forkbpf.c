@@ -1,0 +1,645 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The fork counter in the kernel: two small BPF programs, built here from
+ * raw instructions (no compiler, no libbpf, no tracefs), that count the
+ * forks and the execs of the tasks of watched cgroup v2 subtrees, and tell
+ * the daemon through a ring buffer only when a subtree's forks without an
+ * exec reach a limit within a window: nothing wakes the daemon while
+ * nothing forks, and no fork wakes it on its own.
+ *
+ *  - raw tracepoint task_newtask (copy_process(), in the forking task):
+ *    a new process (not a thread: CLONE_THREAD is left out) counts as a
+ *    fork for every watched ancestor of the forking task's cgroup, found
+ *    by the kernel's own ids (bpf_get_current_ancestor_cgroup_id: the
+ *    cgroup the task is in, which no one can claim for another cgroup);
+ *  - raw tracepoint sched_process_exec: an exec counts for the same.
+ *
+ * Watched cgroups are keys of a hash map (their ids); the value holds
+ * FORK_SLOTS counters, one for each rule that watches the cgroup, each
+ * with its own window (tumbling: it starts at the first fork after the
+ * last one ended) and limit. The levels that hold a watched cgroup are a
+ * mask in an array map: a fork costs one lookup for each of those levels
+ * that the forking task is below, up to FORK_LEVELS. Counting is
+ * approximate under races (a reset may lose a concurrent count); the
+ * record is sent once per window (compare-and-exchange on its start).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/bpf.h>
+#include <linux/sched.h>
+
+#include "cgkilld.h"
+
+#define RINGBUF_SIZE (64 * 1024)
+#define WATCHED_MAX 65536
+#define LOG_SIZE (64 * 1024)
+
+/* A counter of one rule in a watched cgroup's value (FORK_SLOTS of them). */
+struct fork_slot {
+	uint64_t limit;		/* forks without exec in a window that fire; 0: slot unused */
+	uint64_t window_ns;
+	uint64_t cookie;	/* the daemon's, returned in the record */
+	uint64_t start;		/* the window's start (CLOCK_MONOTONIC ns) */
+	uint64_t forks, execs;
+	uint64_t fired;		/* the start of the last window told */
+};
+
+struct fork_value {
+	struct fork_slot s[FORK_SLOTS];
+};
+
+struct fork_counter {
+	int watched, levels, ring;	/* map fds */
+	int prog[2], link[2];		/* fork, exec */
+	void *cons, *prod;		/* the ring buffer's pages */
+	size_t page;
+	unsigned nlevel[FORK_LEVELS + 1];	/* watched cgroups at each level */
+};
+
+/* ---- the instructions ---- */
+
+struct prog {
+	struct bpf_insn *v;
+	size_t n, cap;
+	bool oom;
+};
+
+static void emit(struct prog *p, uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm)
+{
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 512;
+		struct bpf_insn *v = realloc(p->v, cap * sizeof(*v));
+
+		if (!v) {
+			p->oom = true;
+			return;
+		}
+		p->v = v;
+		p->cap = cap;
+	}
+	p->v[p->n++] = (struct bpf_insn){ .code = code, .dst_reg = dst, .src_reg = src, .off = off, .imm = imm };
+}
+
+/* The register names of the calling convention: r0 result, r1-r5
+ * arguments (clobbered by calls), r6-r9 kept, r10 the frame. */
+enum { R0, R1, R2, R3, R4, R5, R6, R7, R8, R9, R10 };
+
+static void mov_imm(struct prog *p, int dst, int32_t imm)
+{
+	emit(p, BPF_ALU64 | BPF_MOV | BPF_K, dst, 0, 0, imm);
+}
+
+static void mov(struct prog *p, int dst, int src)
+{
+	emit(p, BPF_ALU64 | BPF_MOV | BPF_X, dst, src, 0, 0);
+}
+
+static void alu_imm(struct prog *p, int op, int dst, int32_t imm)
+{
+	emit(p, BPF_ALU64 | op | BPF_K, dst, 0, 0, imm);
+}
+
+static void alu(struct prog *p, int op, int dst, int src)
+{
+	emit(p, BPF_ALU64 | op | BPF_X, dst, src, 0, 0);
+}
+
+static void load(struct prog *p, int dst, int src, int16_t off)
+{
+	emit(p, BPF_LDX | BPF_MEM | BPF_DW, dst, src, off, 0);
+}
+
+static void store(struct prog *p, int dst, int16_t off, int src)
+{
+	emit(p, BPF_STX | BPF_MEM | BPF_DW, dst, src, off, 0);
+}
+
+static void store_imm(struct prog *p, int dst, int16_t off, int32_t imm)
+{
+	emit(p, BPF_ST | BPF_MEM | BPF_DW, dst, 0, off, imm);
+}
+
+static void call(struct prog *p, int32_t helper)
+{
+	emit(p, BPF_JMP | BPF_CALL, 0, 0, 0, helper);
+}
+
+/* A map's fd as a 64-bit immediate (two instructions). */
+static void load_map(struct prog *p, int dst, int fd)
+{
+	emit(p, BPF_LD | BPF_DW | BPF_IMM, dst, BPF_PSEUDO_MAP_FD, 0, fd);
+	emit(p, 0, 0, 0, 0, 0);
+}
+
+/* A forward jump, its target set later by land(): its index. */
+static size_t jump_imm(struct prog *p, int op, int dst, int32_t imm)
+{
+	emit(p, BPF_JMP | op | BPF_K, dst, 0, 0, imm);
+	return p->n - 1;
+}
+
+static size_t jump(struct prog *p, int op, int dst, int src)
+{
+	emit(p, BPF_JMP | op | BPF_X, dst, src, 0, 0);
+	return p->n - 1;
+}
+
+/* The jump at index j goes to the next instruction emitted. */
+static void land(struct prog *p, size_t j)
+{
+	if (!p->oom)
+		p->v[j].off = (int16_t)(p->n - j - 1);
+}
+
+/* ---- the programs ---- */
+
+/* Registers while walking: r6 the context, r7 the watched cgroup's value,
+ * r8 the level mask, r9 now. Stack: -8 the map keys (an id, a level). */
+#define SLOT(s, field) ((int16_t)((s) * sizeof(struct fork_slot) + offsetof(struct fork_slot, field)))
+#define REC(field) ((int16_t)offsetof(struct fork_record, field))
+
+/* Slot s of the value at r7, on an exec: counted in the window under way
+ * (an expired one is started again by the next fork). */
+static void exec_slot(struct prog *p, unsigned s)
+{
+	size_t unused, expired;
+
+	load(p, R1, R7, SLOT(s, limit));
+	unused = jump_imm(p, BPF_JEQ, R1, 0);
+	load(p, R2, R7, SLOT(s, start));
+	mov(p, R3, R9);
+	alu(p, BPF_SUB, R3, R2);
+	load(p, R4, R7, SLOT(s, window_ns));
+	expired = jump(p, BPF_JGE, R3, R4);
+	mov_imm(p, R2, 1);
+	emit(p, BPF_STX | BPF_ATOMIC | BPF_DW, R7, R2, SLOT(s, execs), BPF_ADD);
+	land(p, unused);
+	land(p, expired);
+}
+
+/* Slot s of the value at r7, on a fork: a new window if the last one
+ * ended; counted; past the limit, a record once in the window. */
+static void fork_slot(struct prog *p, unsigned s)
+{
+	size_t unused, fresh, current, below, told, lost, full;
+
+	load(p, R1, R7, SLOT(s, limit));
+	unused = jump_imm(p, BPF_JEQ, R1, 0);
+	load(p, R2, R7, SLOT(s, start));
+	fresh = jump_imm(p, BPF_JEQ, R2, 0);	/* no window yet */
+	mov(p, R3, R9);
+	alu(p, BPF_SUB, R3, R2);
+	load(p, R4, R7, SLOT(s, window_ns));
+	current = jump(p, BPF_JLT, R3, R4);
+	land(p, fresh);
+	store(p, R7, SLOT(s, start), R9);
+	store_imm(p, R7, SLOT(s, forks), 0);
+	store_imm(p, R7, SLOT(s, execs), 0);
+	land(p, current);
+	mov_imm(p, R2, 1);
+	emit(p, BPF_STX | BPF_ATOMIC | BPF_DW, R7, R2, SLOT(s, forks), BPF_ADD | BPF_FETCH);
+	alu_imm(p, BPF_ADD, R2, 1);
+	load(p, R3, R7, SLOT(s, execs));
+	alu(p, BPF_SUB, R2, R3);
+	/* signed: execs of forks from the window before may outnumber */
+	below = jump(p, BPF_JSLT, R2, R1);
+	load(p, R3, R7, SLOT(s, start));
+	load(p, R0, R7, SLOT(s, fired));
+	told = jump(p, BPF_JEQ, R0, R3);
+	mov(p, R5, R0);
+	emit(p, BPF_STX | BPF_ATOMIC | BPF_DW, R7, R3, SLOT(s, fired), BPF_CMPXCHG);
+	lost = jump(p, BPF_JNE, R0, R5);	/* another CPU told it */
+	load_map(p, R1, -1);	/* patched: the ring buffer */
+	mov_imm(p, R2, sizeof(struct fork_record));
+	mov_imm(p, R3, 0);
+	call(p, BPF_FUNC_ringbuf_reserve);
+	full = jump_imm(p, BPF_JEQ, R0, 0);
+	load(p, R1, R10, -8);
+	store(p, R0, REC(cgid), R1);
+	load(p, R1, R7, SLOT(s, cookie));
+	store(p, R0, REC(cookie), R1);
+	load(p, R1, R7, SLOT(s, forks));
+	store(p, R0, REC(forks), R1);
+	load(p, R1, R7, SLOT(s, execs));
+	store(p, R0, REC(execs), R1);
+	load(p, R1, R7, SLOT(s, start));
+	mov(p, R2, R9);
+	alu(p, BPF_SUB, R2, R1);
+	store(p, R0, REC(elapsed_ns), R2);
+	mov(p, R1, R0);
+	mov_imm(p, R2, BPF_RB_FORCE_WAKEUP);
+	call(p, BPF_FUNC_ringbuf_submit);
+	land(p, unused);
+	land(p, below);
+	land(p, told);
+	land(p, lost);
+	land(p, full);
+}
+
+/* The program of one tracepoint: for each level of the mask the task is
+ * at or below, its ancestor there looked up, each slot of a hit counted. */
+static bool build(struct prog *p, const struct fork_counter *fc, bool exec)
+{
+	size_t thread = 0, nolevels, above[FORK_LEVELS + 1], nabove = 0;
+
+	mov(p, R6, R1);
+	if (!exec) {
+		/* task_newtask(task, clone_flags): a thread is no fork */
+		load(p, R2, R6, 8);
+		alu_imm(p, BPF_AND, R2, CLONE_THREAD);
+		thread = jump_imm(p, BPF_JNE, R2, 0);
+	}
+	call(p, BPF_FUNC_ktime_get_ns);
+	mov(p, R9, R0);
+	store_imm(p, R10, -8, 0);
+	load_map(p, R1, fc->levels);
+	mov(p, R2, R10);
+	alu_imm(p, BPF_ADD, R2, -8);
+	call(p, BPF_FUNC_map_lookup_elem);
+	nolevels = jump_imm(p, BPF_JEQ, R0, 0);
+	load(p, R8, R0, 0);
+	for (unsigned level = 1; level <= FORK_LEVELS; level++) {
+		size_t skip, miss;
+
+		mov(p, R1, R8);
+		alu_imm(p, BPF_AND, R1, (int32_t)(1u << level));
+		skip = jump_imm(p, BPF_JEQ, R1, 0);
+		mov_imm(p, R1, (int32_t)level);
+		call(p, BPF_FUNC_get_current_ancestor_cgroup_id);
+		/* 0: the task is above this level, and so above the next */
+		above[nabove++] = jump_imm(p, BPF_JEQ, R0, 0);
+		store(p, R10, -8, R0);
+		load_map(p, R1, fc->watched);
+		mov(p, R2, R10);
+		alu_imm(p, BPF_ADD, R2, -8);
+		call(p, BPF_FUNC_map_lookup_elem);
+		miss = jump_imm(p, BPF_JEQ, R0, 0);
+		mov(p, R7, R0);
+		for (unsigned s = 0; s < FORK_SLOTS; s++)
+			(exec ? exec_slot : fork_slot)(p, s);
+		land(p, skip);
+		land(p, miss);
+	}
+	if (!exec)
+		land(p, thread);
+	land(p, nolevels);
+	for (size_t i = 0; i < nabove; i++)
+		land(p, above[i]);
+	mov_imm(p, R0, 0);
+	emit(p, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	/* the ring buffer's loads */
+	for (size_t i = 0; !p->oom && i < p->n; i++)
+		if (p->v[i].code == (BPF_LD | BPF_DW | BPF_IMM) && p->v[i].imm == -1)
+			p->v[i].imm = fc->ring;
+	return !p->oom;
+}
+
+size_t fork_prog_build(const struct fork_counter *fc, bool exec, struct bpf_insn **insns)
+{
+	struct prog p = { 0 };
+
+	if (!build(&p, fc, exec)) {
+		free(p.v);
+		*insns = NULL;
+		return 0;
+	}
+	*insns = p.v;
+	return p.n;
+}
+
+/* ---- the system calls ---- */
+
+static int sys_bpf(int cmd, union bpf_attr *attr)
+{
+	long r = syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+
+	return r < 0 ? -errno : (int)r;
+}
+
+static int map_create(uint32_t type, uint32_t key, uint32_t value, uint32_t max, uint32_t flags, const char *name)
+{
+	union bpf_attr a = { 0 };
+
+	a.map_type = type;
+	a.key_size = key;
+	a.value_size = value;
+	a.max_entries = max;
+	a.map_flags = flags;
+	snprintf(a.map_name, sizeof(a.map_name), "%s", name);
+	return sys_bpf(BPF_MAP_CREATE, &a);
+}
+
+static int map_update(int fd, const void *key, const void *value, uint64_t flags)
+{
+	union bpf_attr a = { 0 };
+
+	a.map_fd = (uint32_t)fd;
+	a.key = (uint64_t)(uintptr_t)key;
+	a.value = (uint64_t)(uintptr_t)value;
+	a.flags = flags;
+	return sys_bpf(BPF_MAP_UPDATE_ELEM, &a);
+}
+
+static int map_lookup(int fd, const void *key, void *value)
+{
+	union bpf_attr a = { 0 };
+
+	a.map_fd = (uint32_t)fd;
+	a.key = (uint64_t)(uintptr_t)key;
+	a.value = (uint64_t)(uintptr_t)value;
+	return sys_bpf(BPF_MAP_LOOKUP_ELEM, &a);
+}
+
+static int map_delete(int fd, const void *key)
+{
+	union bpf_attr a = { 0 };
+
+	a.map_fd = (uint32_t)fd;
+	a.key = (uint64_t)(uintptr_t)key;
+	return sys_bpf(BPF_MAP_DELETE_ELEM, &a);
+}
+
+/* The last line of the verifier's log, into why. */
+static void verifier_said(const char *log, char *why, size_t size)
+{
+	size_t n = strlen(log);
+	const char *line;
+
+	while (n && log[n - 1] == '\n')
+		n--;
+	line = log + n;
+	while (line > log && line[-1] != '\n')
+		line--;
+	snprintf(why, size, "the verifier refused it: %.*s", (int)(log + n - line), line);
+}
+
+static int prog_load(const struct fork_counter *fc, bool exec, char *why, size_t size)
+{
+	struct bpf_insn *insns;
+	size_t n = fork_prog_build(fc, exec, &insns);
+	union bpf_attr a = { 0 };
+	int fd;
+
+	if (!n)
+		return -ENOMEM;
+	a.prog_type = BPF_PROG_TYPE_RAW_TRACEPOINT;
+	a.insns = (uint64_t)(uintptr_t)insns;
+	a.insn_cnt = (uint32_t)n;
+	a.license = (uint64_t)(uintptr_t)"GPL";
+	snprintf(a.prog_name, sizeof(a.prog_name), "cgkilld_%s", exec ? "exec" : "fork");
+	fd = sys_bpf(BPF_PROG_LOAD, &a);
+	if (fd == -EACCES || fd == -EINVAL) {
+		/* again, for the verifier's reason */
+		char *log = calloc(1, LOG_SIZE);
+
+		if (log) {
+			a.log_buf = (uint64_t)(uintptr_t)log;
+			a.log_size = LOG_SIZE;
+			a.log_level = 1;
+			fd = sys_bpf(BPF_PROG_LOAD, &a);
+			if (fd < 0)
+				verifier_said(log, why, size);
+			free(log);
+		}
+	}
+	if (fd < 0 && !*why)
+		snprintf(why, size, "loading its program: %s", strerror(-fd));
+	free(insns);
+	return fd;
+}
+
+static int attach(int prog, const char *tracepoint)
+{
+	union bpf_attr a = { 0 };
+
+	a.raw_tracepoint.name = (uint64_t)(uintptr_t)tracepoint;
+	a.raw_tracepoint.prog_fd = (uint32_t)prog;
+	return sys_bpf(BPF_RAW_TRACEPOINT_OPEN, &a);
+}
+
+/* The consumer's page (read-write) and the producer's with the data,
+ * mapped twice in a row by the kernel so that a record never wraps. */
+static int ring_map(struct fork_counter *fc)
+{
+	fc->page = (size_t)sysconf(_SC_PAGESIZE);
+	fc->cons = mmap(NULL, fc->page, PROT_READ | PROT_WRITE, MAP_SHARED, fc->ring, 0);
+	if (fc->cons == MAP_FAILED) {
+		fc->cons = NULL;
+		return -errno;
+	}
+	fc->prod = mmap(NULL, fc->page + 2 * RINGBUF_SIZE, PROT_READ, MAP_SHARED, fc->ring, (off_t)fc->page);
+	if (fc->prod == MAP_FAILED) {
+		fc->prod = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+void fork_counter_close(struct fork_counter *fc)
+{
+	if (!fc)
+		return;
+	for (int i = 0; i < 2; i++) {
+		if (fc->link[i] >= 0)
+			close(fc->link[i]);
+		if (fc->prog[i] >= 0)
+			close(fc->prog[i]);
+	}
+	if (fc->cons)
+		munmap(fc->cons, fc->page);
+	if (fc->prod)
+		munmap(fc->prod, fc->page + 2 * RINGBUF_SIZE);
+	if (fc->ring >= 0)
+		close(fc->ring);
+	if (fc->watched >= 0)
+		close(fc->watched);
+	if (fc->levels >= 0)
+		close(fc->levels);
+	free(fc);
+}
+
+/* What failed, in why ("" on success): 0 or -errno. */
+static int setup(struct fork_counter *fc, char *why, size_t size)
+{
+	static const char *const tp[2] = { "task_newtask", "sched_process_exec" };
+	int r;
+
+	fc->watched = map_create(BPF_MAP_TYPE_HASH, sizeof(uint64_t), sizeof(struct fork_value), WATCHED_MAX,
+				 BPF_F_NO_PREALLOC, "cgkilld_watch");
+	if (fc->watched < 0) {
+		snprintf(why, size, "bpf(2): %s", strerror(-fc->watched));
+		return fc->watched;
+	}
+	fc->levels = map_create(BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(uint64_t), 1, 0, "cgkilld_levels");
+	fc->ring = map_create(BPF_MAP_TYPE_RINGBUF, 0, 0, RINGBUF_SIZE, 0, "cgkilld_ring");
+	if (fc->levels < 0 || fc->ring < 0) {
+		r = fc->levels < 0 ? fc->levels : fc->ring;
+		snprintf(why, size, "%s map: %s", fc->levels < 0 ? "array" : "ring buffer", strerror(-r));
+		return r;
+	}
+	if ((r = ring_map(fc)) < 0) {
+		snprintf(why, size, "mapping the ring buffer: %s", strerror(-r));
+		return r;
+	}
+	for (int i = 0; i < 2; i++) {
+		fc->prog[i] = prog_load(fc, i == 1, why, size);
+		if (fc->prog[i] < 0)
+			return fc->prog[i];
+		fc->link[i] = attach(fc->prog[i], tp[i]);
+		if (fc->link[i] < 0) {
+			snprintf(why, size, "attaching to the tracepoint %s: %s", tp[i], strerror(-fc->link[i]));
+			return fc->link[i];
+		}
+	}
+	return 0;
+}
+
+int fork_counter_open(struct fork_counter **out, char *why, size_t size)
+{
+	struct fork_counter *fc = calloc(1, sizeof(*fc));
+	int r;
+
+	*out = NULL;
+	*why = '\0';
+	if (!fc) {
+		snprintf(why, size, "out of memory");
+		return -ENOMEM;
+	}
+	fc->watched = fc->levels = fc->ring = -1;
+	fc->prog[0] = fc->prog[1] = fc->link[0] = fc->link[1] = -1;
+	r = setup(fc, why, size);
+	if (r < 0) {
+		fork_counter_close(fc);
+		return r;
+	}
+	*out = fc;
+	return 0;
+}
+
+int fork_counter_fd(const struct fork_counter *fc)
+{
+	return fc->ring;
+}
+
+static int levels_update(struct fork_counter *fc)
+{
+	uint64_t mask = 0;
+	uint32_t zero = 0;
+
+	for (unsigned l = 1; l <= FORK_LEVELS; l++)
+		if (fc->nlevel[l])
+			mask |= 1ull << l;
+	return map_update(fc->levels, &zero, &mask, BPF_ANY);
+}
+
+int fork_counter_watch(struct fork_counter *fc, uint64_t cgid, unsigned level, unsigned slot,
+		       const struct fork_limit *lim)
+{
+	struct fork_value v;
+	bool fresh;
+	int r;
+
+	if (level < 1 || level > FORK_LEVELS || slot >= FORK_SLOTS || !lim->limit || !lim->window_ns)
+		return -EINVAL;
+	r = map_lookup(fc->watched, &cgid, &v);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	fresh = r == -ENOENT;
+	if (fresh)
+		memset(&v, 0, sizeof(v));
+	v.s[slot] = (struct fork_slot){ .limit = lim->limit, .window_ns = lim->window_ns, .cookie = lim->cookie };
+	r = map_update(fc->watched, &cgid, &v, BPF_ANY);
+	if (r < 0 || !fresh)
+		return r;
+	if (fc->nlevel[level]++ == 0 && (r = levels_update(fc)) < 0) {
+		fc->nlevel[level]--;
+		map_delete(fc->watched, &cgid);
+	}
+	return r;
+}
+
+int fork_counter_unwatch(struct fork_counter *fc, uint64_t cgid, unsigned level, unsigned slot)
+{
+	struct fork_value v;
+	bool empty = true;
+	int r;
+
+	if (level < 1 || level > FORK_LEVELS || slot >= FORK_SLOTS)
+		return -EINVAL;
+	r = map_lookup(fc->watched, &cgid, &v);
+	if (r < 0)
+		return r;
+	v.s[slot].limit = 0;
+	for (unsigned s = 0; s < FORK_SLOTS; s++)
+		empty = empty && !v.s[s].limit;
+	if (!empty)
+		return map_update(fc->watched, &cgid, &v, BPF_EXIST);
+	r = map_delete(fc->watched, &cgid);
+	if (r == 0 && fc->nlevel[level] && --fc->nlevel[level] == 0)
+		r = levels_update(fc);
+	return r;
+}
+
+int fork_counter_peek(const struct fork_counter *fc, uint64_t cgid, unsigned slot, uint64_t *forks,
+		      uint64_t *execs)
+{
+	struct fork_value v;
+	int r = slot < FORK_SLOTS ? map_lookup(fc->watched, &cgid, &v) : -EINVAL;
+
+	if (r == 0) {
+		*forks = v.s[slot].forks;
+		*execs = v.s[slot].execs;
+	}
+	return r;
+}
+
+int fork_cgroup_id(int dfd, uint64_t *id)
+{
+	struct {
+		struct file_handle h;
+		uint64_t id;
+	} fh = { .h.handle_bytes = sizeof(uint64_t) };
+	int mnt;
+
+	/* kernfs's handle is the id the kernel's helpers give */
+	if (name_to_handle_at(dfd, "", &fh.h, &mnt, AT_EMPTY_PATH) < 0)
+		return -errno;
+	memcpy(id, fh.h.f_handle, sizeof(*id));
+	return 0;
+}
+
+unsigned fork_counter_read(struct fork_counter *fc, void (*fn)(const struct fork_record *rec, void *arg),
+			   void *arg)
+{
+	unsigned long *cons = fc->cons;
+	const unsigned long *prod = fc->prod;
+	const char *data = (const char *)fc->prod + fc->page;
+	unsigned long pos = __atomic_load_n(cons, __ATOMIC_ACQUIRE);
+	unsigned n = 0;
+
+	while (pos < __atomic_load_n(prod, __ATOMIC_ACQUIRE)) {
+		const uint32_t *hdr = (const uint32_t *)(data + (pos & (RINGBUF_SIZE - 1)));
+		uint32_t len = __atomic_load_n(hdr, __ATOMIC_ACQUIRE);
+
+		if (len & BPF_RINGBUF_BUSY_BIT)
+			break;
+		if (!(len & BPF_RINGBUF_DISCARD_BIT) && len >= sizeof(struct fork_record)) {
+			struct fork_record rec;
+
+			memcpy(&rec, (const char *)hdr + BPF_RINGBUF_HDR_SZ, sizeof(rec));
+			fn(&rec, arg);
+			n++;
+		}
+		len &= ~(BPF_RINGBUF_BUSY_BIT | BPF_RINGBUF_DISCARD_BIT);
+		pos += (len + BPF_RINGBUF_HDR_SZ + 7) & ~7ul;
+		__atomic_store_n(cons, pos, __ATOMIC_RELEASE);
+	}
+	return n;
+}
