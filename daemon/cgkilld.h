@@ -523,22 +523,28 @@ int pids_events_open(int dfd, const char **name);
 bool pids_events_max(const char *text, uint64_t *v);
 
 /* ---- forkbpf.c ---- */
-/* The fork counter: BPF programs on the tracepoints task_newtask and
- * sched_process_exec that count, for each watched cgroup v2 subtree, the
- * forks (not threads) and execs of its tasks, and send a record through a
- * ring buffer when its forks without exec in a window reach a limit. */
+/* The fork counter: BPF programs on three tracepoints count, for each
+ * watched cgroup v2 subtree, the forks (not threads), execs and exits
+ * (of processes) of its tasks, and send a record through a ring buffer
+ * when its forks, less its execs or its exits (the more of the two),
+ * reach a limit in a window: the processes that neither exec'd nor
+ * ended. */
 #define FORK_LEVELS 16	/* the deepest level (components below the v2 root) counted */
 #define FORK_SLOTS 4	/* counters (rules) for one cgroup */
+enum fork_tp { FORK_TP_FORK, FORK_TP_EXEC, FORK_TP_EXIT, FORK_TP_N };
 struct fork_counter;
 struct bpf_insn;
 struct fork_limit {
-	uint64_t limit;		/* forks without exec in one window */
+	uint64_t limit;		/* forks less max(execs, exits) in one window */
 	uint64_t window_ns;
 	uint64_t cookie;	/* returned in the records */
 };
+struct fork_counts {
+	uint64_t forks, execs, exits;
+};
 struct fork_record {
 	uint64_t cgid, cookie;
-	uint64_t forks, execs;	/* in the window, when the limit was reached */
+	uint64_t forks, execs, exits;	/* in the window, when the limit was reached */
 	uint64_t elapsed_ns;	/* since the window began */
 };
 /* Maps made, programs loaded and attached: 0, or -errno with why
@@ -547,22 +553,21 @@ int fork_counter_open(struct fork_counter **fc, char *why, size_t size);
 void fork_counter_close(struct fork_counter *fc);
 /* The ring buffer's fd: readable (epoll) when records wait. */
 int fork_counter_fd(const struct fork_counter *fc);
-/* Count the cgroup cgid (at level >= 1) in slot: 0 or -errno. */
+/* Count the cgroup cgid (at level >= 1) in slot, from now: 0 or -errno. */
 int fork_counter_watch(struct fork_counter *fc, uint64_t cgid, unsigned level, unsigned slot,
 		       const struct fork_limit *lim);
 int fork_counter_unwatch(struct fork_counter *fc, uint64_t cgid, unsigned level, unsigned slot);
-/* The counts of slot's window under way (tests, the state dump). */
-int fork_counter_peek(const struct fork_counter *fc, uint64_t cgid, unsigned slot, uint64_t *forks,
-		      uint64_t *execs);
+/* The counts of slot's window under way (tests, the probe). */
+int fork_counter_peek(const struct fork_counter *fc, uint64_t cgid, unsigned slot, struct fork_counts *n);
 /* Each waiting record to fn; how many. */
 unsigned fork_counter_read(struct fork_counter *fc, void (*fn)(const struct fork_record *rec, void *arg),
 			   void *arg);
 /* The id of the cgroup v2 directory open at dfd, as the programs see it:
  * 0 or -errno. */
 int fork_cgroup_id(int dfd, uint64_t *id);
-/* The program of the fork (or exec) tracepoint, malloc'ed in *insns: its
- * length, 0 without memory (tests). */
-size_t fork_prog_build(const struct fork_counter *fc, bool exec, struct bpf_insn **insns);
+/* The program of tracepoint tp, malloc'ed in *insns: its length, 0
+ * without memory (tests). */
+size_t fork_prog_build(const struct fork_counter *fc, enum fork_tp tp, struct bpf_insn **insns);
 
 /* ---- cgpath.c ---- */
 /* base/rel/name opened with flags (and O_CLOEXEC): the fd, or -1 and

@@ -1,18 +1,23 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The fork counter in the kernel: two small BPF programs, built here from
- * raw instructions (no compiler, no libbpf, no tracefs), that count the
- * forks and the execs of the tasks of watched cgroup v2 subtrees, and tell
- * the daemon through a ring buffer only when a subtree's forks without an
- * exec reach a limit within a window: nothing wakes the daemon while
- * nothing forks, and no fork wakes it on its own.
+ * The fork counter in the kernel: three small BPF programs, built here
+ * from raw instructions (no compiler, no libbpf, no tracefs), that count
+ * the forks, execs and exits of the tasks of watched cgroup v2 subtrees,
+ * and tell the daemon through a ring buffer only when a subtree's forks,
+ * less its execs or its exits (whichever are more), reach a limit within
+ * a window: nothing wakes the daemon while nothing forks, and no fork
+ * wakes it on its own. That count is the processes that neither exec'd
+ * nor ended: a bomb's (its children fork on, or fork and end, without
+ * exec), not a build's or a script's (their children exec, or end soon).
  *
  *  - raw tracepoint task_newtask (copy_process(), in the forking task):
  *    a new process (not a thread: CLONE_THREAD is left out) counts as a
  *    fork for every watched ancestor of the forking task's cgroup, found
  *    by the kernel's own ids (bpf_get_current_ancestor_cgroup_id: the
  *    cgroup the task is in, which no one can claim for another cgroup);
- *  - raw tracepoint sched_process_exec: an exec counts for the same.
+ *  - raw tracepoint sched_process_exec: an exec counts for the same;
+ *  - raw tracepoint sched_process_exit: the exit of a process's leader
+ *    (pid == tgid: not of its other threads) counts for the same.
  *
  * Watched cgroups are keys of a hash map (their ids); the value holds
  * FORK_SLOTS counters, one for each rule that watches the cgroup, each
@@ -47,7 +52,7 @@ struct fork_slot {
 	uint64_t window_ns;
 	uint64_t cookie;	/* the daemon's, returned in the record */
 	uint64_t start;		/* the window's start (CLOCK_MONOTONIC ns) */
-	uint64_t forks, execs;
+	uint64_t forks, execs, exits;
 	uint64_t fired;		/* the start of the last window told */
 };
 
@@ -57,7 +62,7 @@ struct fork_value {
 
 struct fork_counter {
 	int watched, levels, ring;	/* map fds */
-	int prog[2], link[2];		/* fork, exec */
+	int prog[FORK_TP_N], link[FORK_TP_N];
 	void *cons, *prod;		/* the ring buffer's pages */
 	size_t page;
 	unsigned nlevel[FORK_LEVELS + 1];	/* watched cgroups at each level */
@@ -165,9 +170,9 @@ static void land(struct prog *p, size_t j)
 #define SLOT(s, field) ((int16_t)((s) * sizeof(struct fork_slot) + offsetof(struct fork_slot, field)))
 #define REC(field) ((int16_t)offsetof(struct fork_record, field))
 
-/* Slot s of the value at r7, on an exec: counted in the window under way
- * (an expired one is started again by the next fork). */
-static void exec_slot(struct prog *p, unsigned s)
+/* Slot s of the value at r7, on an exec or an exit: counted in the window
+ * under way (an expired one is started again by the next fork). */
+static void count_slot(struct prog *p, unsigned s, int16_t field)
 {
 	size_t unused, expired;
 
@@ -179,16 +184,16 @@ static void exec_slot(struct prog *p, unsigned s)
 	load(p, R4, R7, SLOT(s, window_ns));
 	expired = jump(p, BPF_JGE, R3, R4);
 	mov_imm(p, R2, 1);
-	emit(p, BPF_STX | BPF_ATOMIC | BPF_DW, R7, R2, SLOT(s, execs), BPF_ADD);
+	emit(p, BPF_STX | BPF_ATOMIC | BPF_DW, R7, R2, field, BPF_ADD);
 	land(p, unused);
 	land(p, expired);
 }
 
 /* Slot s of the value at r7, on a fork: a new window if the last one
  * ended; counted; past the limit, a record once in the window. */
-static void fork_slot(struct prog *p, unsigned s)
+static void fork_slot(struct prog *p, unsigned s, int ring)
 {
-	size_t unused, fresh, current, below, told, lost, full;
+	size_t unused, fresh, current, more, below, told, lost, full;
 
 	load(p, R1, R7, SLOT(s, limit));
 	unused = jump_imm(p, BPF_JEQ, R1, 0);
@@ -202,13 +207,22 @@ static void fork_slot(struct prog *p, unsigned s)
 	store(p, R7, SLOT(s, start), R9);
 	store_imm(p, R7, SLOT(s, forks), 0);
 	store_imm(p, R7, SLOT(s, execs), 0);
+	store_imm(p, R7, SLOT(s, exits), 0);
 	land(p, current);
 	mov_imm(p, R2, 1);
 	emit(p, BPF_STX | BPF_ATOMIC | BPF_DW, R7, R2, SLOT(s, forks), BPF_ADD | BPF_FETCH);
 	alu_imm(p, BPF_ADD, R2, 1);
+	/* less the larger of execs and exits: each process that exec'd
+	 * also exits, so the exits beyond the execs are those of processes
+	 * that did not exec */
 	load(p, R3, R7, SLOT(s, execs));
+	load(p, R4, R7, SLOT(s, exits));
+	more = jump(p, BPF_JGE, R3, R4);
+	mov(p, R3, R4);
+	land(p, more);
 	alu(p, BPF_SUB, R2, R3);
-	/* signed: execs of forks from the window before may outnumber */
+	/* signed: the execs and exits of the window before's forks may
+	 * outnumber */
 	below = jump(p, BPF_JSLT, R2, R1);
 	load(p, R3, R7, SLOT(s, start));
 	load(p, R0, R7, SLOT(s, fired));
@@ -216,7 +230,7 @@ static void fork_slot(struct prog *p, unsigned s)
 	mov(p, R5, R0);
 	emit(p, BPF_STX | BPF_ATOMIC | BPF_DW, R7, R3, SLOT(s, fired), BPF_CMPXCHG);
 	lost = jump(p, BPF_JNE, R0, R5);	/* another CPU told it */
-	load_map(p, R1, -1);	/* patched: the ring buffer */
+	load_map(p, R1, ring);
 	mov_imm(p, R2, sizeof(struct fork_record));
 	mov_imm(p, R3, 0);
 	call(p, BPF_FUNC_ringbuf_reserve);
@@ -229,6 +243,8 @@ static void fork_slot(struct prog *p, unsigned s)
 	store(p, R0, REC(forks), R1);
 	load(p, R1, R7, SLOT(s, execs));
 	store(p, R0, REC(execs), R1);
+	load(p, R1, R7, SLOT(s, exits));
+	store(p, R0, REC(exits), R1);
 	load(p, R1, R7, SLOT(s, start));
 	mov(p, R2, R9);
 	alu(p, BPF_SUB, R2, R1);
@@ -243,19 +259,36 @@ static void fork_slot(struct prog *p, unsigned s)
 	land(p, full);
 }
 
-/* The program of one tracepoint: for each level of the mask the task is
- * at or below, its ancestor there looked up, each slot of a hit counted. */
-static bool build(struct prog *p, const struct fork_counter *fc, bool exec)
+/* What the program of one tracepoint leaves out, a jump to its end
+ * (SIZE_MAX: none): a new thread (no fork), the exit of a thread other
+ * than its process's leader. */
+static size_t prologue(struct prog *p, enum fork_tp tp)
 {
-	size_t thread = 0, nolevels, above[FORK_LEVELS + 1], nabove = 0;
-
-	mov(p, R6, R1);
-	if (!exec) {
-		/* task_newtask(task, clone_flags): a thread is no fork */
+	if (tp == FORK_TP_FORK) {
+		/* task_newtask(task, clone_flags) */
 		load(p, R2, R6, 8);
 		alu_imm(p, BPF_AND, R2, CLONE_THREAD);
-		thread = jump_imm(p, BPF_JNE, R2, 0);
+		return jump_imm(p, BPF_JNE, R2, 0);
 	}
+	if (tp == FORK_TP_EXIT) {
+		/* pid == tgid: the leader, the process's end as a whole */
+		call(p, BPF_FUNC_get_current_pid_tgid);
+		mov(p, R1, R0);
+		alu_imm(p, BPF_RSH, R1, 32);
+		emit(p, BPF_ALU | BPF_MOV | BPF_X, R0, R0, 0, 0);	/* the low 32 bits */
+		return jump(p, BPF_JNE, R0, R1);
+	}
+	return SIZE_MAX;	/* an exec: each counts */
+}
+
+/* The program of one tracepoint: for each level of the mask the task is
+ * at or below, its ancestor there looked up, each slot of a hit counted. */
+static bool build(struct prog *p, const struct fork_counter *fc, enum fork_tp tp)
+{
+	size_t left_out, nolevels, above[FORK_LEVELS + 1], nabove = 0;
+
+	mov(p, R6, R1);
+	left_out = prologue(p, tp);
 	call(p, BPF_FUNC_ktime_get_ns);
 	mov(p, R9, R0);
 	store_imm(p, R10, -8, 0);
@@ -282,30 +315,30 @@ static bool build(struct prog *p, const struct fork_counter *fc, bool exec)
 		call(p, BPF_FUNC_map_lookup_elem);
 		miss = jump_imm(p, BPF_JEQ, R0, 0);
 		mov(p, R7, R0);
-		for (unsigned s = 0; s < FORK_SLOTS; s++)
-			(exec ? exec_slot : fork_slot)(p, s);
+		for (unsigned s = 0; s < FORK_SLOTS; s++) {
+			if (tp == FORK_TP_FORK)
+				fork_slot(p, s, fc->ring);
+			else
+				count_slot(p, s, tp == FORK_TP_EXEC ? SLOT(s, execs) : SLOT(s, exits));
+		}
 		land(p, skip);
 		land(p, miss);
 	}
-	if (!exec)
-		land(p, thread);
+	if (left_out != SIZE_MAX)
+		land(p, left_out);
 	land(p, nolevels);
 	for (size_t i = 0; i < nabove; i++)
 		land(p, above[i]);
 	mov_imm(p, R0, 0);
 	emit(p, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
-	/* the ring buffer's loads */
-	for (size_t i = 0; !p->oom && i < p->n; i++)
-		if (p->v[i].code == (BPF_LD | BPF_DW | BPF_IMM) && p->v[i].imm == -1)
-			p->v[i].imm = fc->ring;
 	return !p->oom;
 }
 
-size_t fork_prog_build(const struct fork_counter *fc, bool exec, struct bpf_insn **insns)
+size_t fork_prog_build(const struct fork_counter *fc, enum fork_tp tp, struct bpf_insn **insns)
 {
 	struct prog p = { 0 };
 
-	if (!build(&p, fc, exec)) {
+	if (!build(&p, fc, tp)) {
 		free(p.v);
 		*insns = NULL;
 		return 0;
@@ -380,10 +413,11 @@ static void verifier_said(const char *log, char *why, size_t size)
 	snprintf(why, size, "the verifier refused it: %.*s", (int)(log + n - line), line);
 }
 
-static int prog_load(const struct fork_counter *fc, bool exec, char *why, size_t size)
+static int prog_load(const struct fork_counter *fc, enum fork_tp tp, char *why, size_t size)
 {
+	static const char *const name[FORK_TP_N] = { "cgkilld_fork", "cgkilld_exec", "cgkilld_exit" };
 	struct bpf_insn *insns;
-	size_t n = fork_prog_build(fc, exec, &insns);
+	size_t n = fork_prog_build(fc, tp, &insns);
 	union bpf_attr a = { 0 };
 	int fd;
 
@@ -393,7 +427,7 @@ static int prog_load(const struct fork_counter *fc, bool exec, char *why, size_t
 	a.insns = (uint64_t)(uintptr_t)insns;
 	a.insn_cnt = (uint32_t)n;
 	a.license = (uint64_t)(uintptr_t)"GPL";
-	snprintf(a.prog_name, sizeof(a.prog_name), "cgkilld_%s", exec ? "exec" : "fork");
+	snprintf(a.prog_name, sizeof(a.prog_name), "%s", name[tp]);
 	fd = sys_bpf(BPF_PROG_LOAD, &a);
 	if (fd == -EACCES || fd == -EINVAL) {
 		/* again, for the verifier's reason */
@@ -446,7 +480,7 @@ void fork_counter_close(struct fork_counter *fc)
 {
 	if (!fc)
 		return;
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < FORK_TP_N; i++) {
 		if (fc->link[i] >= 0)
 			close(fc->link[i]);
 		if (fc->prog[i] >= 0)
@@ -468,7 +502,7 @@ void fork_counter_close(struct fork_counter *fc)
 /* What failed, in why ("" on success): 0 or -errno. */
 static int setup(struct fork_counter *fc, char *why, size_t size)
 {
-	static const char *const tp[2] = { "task_newtask", "sched_process_exec" };
+	static const char *const tp[FORK_TP_N] = { "task_newtask", "sched_process_exec", "sched_process_exit" };
 	int r;
 
 	fc->watched = map_create(BPF_MAP_TYPE_HASH, sizeof(uint64_t), sizeof(struct fork_value), WATCHED_MAX,
@@ -488,8 +522,8 @@ static int setup(struct fork_counter *fc, char *why, size_t size)
 		snprintf(why, size, "mapping the ring buffer: %s", strerror(-r));
 		return r;
 	}
-	for (int i = 0; i < 2; i++) {
-		fc->prog[i] = prog_load(fc, i == 1, why, size);
+	for (int i = 0; i < FORK_TP_N; i++) {
+		fc->prog[i] = prog_load(fc, i, why, size);
 		if (fc->prog[i] < 0)
 			return fc->prog[i];
 		fc->link[i] = attach(fc->prog[i], tp[i]);
@@ -513,7 +547,8 @@ int fork_counter_open(struct fork_counter **out, char *why, size_t size)
 		return -ENOMEM;
 	}
 	fc->watched = fc->levels = fc->ring = -1;
-	fc->prog[0] = fc->prog[1] = fc->link[0] = fc->link[1] = -1;
+	for (int i = 0; i < FORK_TP_N; i++)
+		fc->prog[i] = fc->link[i] = -1;
 	r = setup(fc, why, size);
 	if (r < 0) {
 		fork_counter_close(fc);
@@ -587,16 +622,13 @@ int fork_counter_unwatch(struct fork_counter *fc, uint64_t cgid, unsigned level,
 	return r;
 }
 
-int fork_counter_peek(const struct fork_counter *fc, uint64_t cgid, unsigned slot, uint64_t *forks,
-		      uint64_t *execs)
+int fork_counter_peek(const struct fork_counter *fc, uint64_t cgid, unsigned slot, struct fork_counts *n)
 {
 	struct fork_value v;
 	int r = slot < FORK_SLOTS ? map_lookup(fc->watched, &cgid, &v) : -EINVAL;
 
-	if (r == 0) {
-		*forks = v.s[slot].forks;
-		*execs = v.s[slot].execs;
-	}
+	if (r == 0)
+		*n = (struct fork_counts){ v.s[slot].forks, v.s[slot].execs, v.s[slot].exits };
 	return r;
 }
 

@@ -20,49 +20,79 @@
 #include "support/sandbox.h"
 #include "support/tap.h"
 
-enum work { FORKS, FORK_EXECS, THREADS, SLOW_FORKS };
+enum work {
+	FORKS,		/* children that end at once */
+	FORK_EXECS,	/* children that exec /bin/true */
+	THREADS,
+	HOLDS,		/* children that live until the worker ends */
+	SLOW_HOLDS,	/* the same, 10ms apart */
+};
 
 static void *idle_thread(void *arg)
 {
 	return arg;
 }
 
-/* In a child moved into the cgroup dir: n of work, each waited for. */
+static void join(const char *dir)
+{
+	char path[4096], me[32];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	snprintf(me, sizeof(me), "%d", getpid());
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, me, strlen(me)) < 0)
+		_exit(2);
+	close(fd);
+}
+
+/* One of the work (the worker's child, if any, left running). */
+static void one(enum work w, const int hold[2])
+{
+	pthread_t t;
+	pid_t c;
+
+	if (w == THREADS) {
+		if (pthread_create(&t, NULL, idle_thread, NULL) || pthread_join(t, NULL))
+			_exit(3);
+		return;
+	}
+	if (w == SLOW_HOLDS)
+		usleep(10000);
+	c = fork();
+	if (c == 0) {
+		char b;
+
+		if (w == FORK_EXECS)
+			execl("/bin/true", "true", (char *)NULL);
+		close(hold[1]);
+		if (w == HOLDS || w == SLOW_HOLDS)
+			while (read(hold[0], &b, 1) < 0 && errno == EINTR)
+				;
+		_exit(0);
+	}
+	if (c < 0 || (w != HOLDS && w != SLOW_HOLDS && waitpid(c, NULL, 0) != c))
+		_exit(4);
+}
+
+/* In a child moved into the cgroup dir: n of work; it ends when all
+ * its children ended. */
 static void work_in(const char *dir, enum work w, int n)
 {
 	pid_t pid = fork();
 	int status = -1;
 
 	if (pid == 0) {
-		char path[4096], me[32];
-		int fd;
+		int hold[2];
 
-		snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-		snprintf(me, sizeof(me), "%d", getpid());
-		fd = open(path, O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || write(fd, me, strlen(me)) < 0)
-			_exit(2);
-		close(fd);
-		for (int i = 0; i < n; i++) {
-			pthread_t t;
-			pid_t c;
-
-			if (w == THREADS) {
-				if (pthread_create(&t, NULL, idle_thread, NULL) || pthread_join(t, NULL))
-					_exit(3);
-				continue;
-			}
-			if (w == SLOW_FORKS)
-				usleep(10000);
-			c = fork();
-			if (c == 0) {
-				if (w == FORK_EXECS)
-					execl("/bin/true", "true", (char *)NULL);
-				_exit(0);
-			}
-			if (c < 0 || waitpid(c, NULL, 0) != c)
-				_exit(4);
-		}
+		join(dir);
+		if (pipe(hold) < 0)
+			_exit(5);
+		for (int i = 0; i < n; i++)
+			one(w, hold);
+		close(hold[1]);
+		while (wait(NULL) > 0)
+			;
 		_exit(0);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
@@ -97,13 +127,15 @@ static void on_record(const struct fork_record *rec, void *arg)
 }
 
 static void expect_counts(struct fork_counter *fc, uint64_t id, unsigned slot, uint64_t forks, uint64_t execs,
-			  const char *what)
+			  uint64_t exits, const char *what)
 {
-	uint64_t f = 0, e = 0;
+	struct fork_counts n = { 0 };
 
-	is_int(fork_counter_peek(fc, id, slot, &f, &e), 0, "%s: the counter is there", what);
-	is_int((long long)f, (long long)forks, "%s: forks", what);
-	is_int((long long)e, (long long)execs, "%s: execs", what);
+	is_int(fork_counter_peek(fc, id, slot, &n), 0, "%s: the counter is there", what);
+	ok(n.forks == forks && n.execs == execs && n.exits == exits,
+	   "%s: forks %llu (want %llu), execs %llu (%llu), exits %llu (%llu)", what, (unsigned long long)n.forks,
+	   (unsigned long long)forks, (unsigned long long)n.execs, (unsigned long long)execs,
+	   (unsigned long long)n.exits, (unsigned long long)exits);
 }
 
 int main(void)
@@ -112,7 +144,7 @@ int main(void)
 	struct fork_counter *fc;
 	struct bpf_insn *insns;
 	char *box = sb_start(120), *a, *b, *c, why[512];
-	uint64_t ida, idc, f, e;
+	uint64_t ida, idc;
 	struct seen seen = { 0 };
 	size_t n;
 	int r;
@@ -121,7 +153,7 @@ int main(void)
 	if (r < 0)
 		skip_all("no fork counter here: %s", why);
 	ok(1, "the programs load and attach");
-	n = fork_prog_build(fc, false, &insns);
+	n = fork_prog_build(fc, FORK_TP_FORK, &insns);
 	free(insns);
 	ok(n > FORK_LEVELS * FORK_SLOTS && n < 65536, "the fork program: %zu instructions", n);
 	a = sb_mkdir(box, "a");
@@ -132,52 +164,51 @@ int main(void)
 	ida = id_of(a);
 	idc = id_of(c);
 
-	/* box/a is at level 2 (cgkill-test.X/a) */
+	/* box/a is at level 2 (cgkill-test.X/a); each worker's exit counts */
 	is_int(fork_counter_watch(fc, ida, 2, 0, &never), 0, "box/a watched");
 	work_in(a, FORKS, 40);
-	expect_counts(fc, ida, 0, 40, 0, "40 forks in box/a");
+	expect_counts(fc, ida, 0, 40, 0, 41, "40 forks in box/a");
 	work_in(b, FORKS, 25);
-	expect_counts(fc, ida, 0, 65, 0, "25 more in its child box/a/b count for box/a");
+	expect_counts(fc, ida, 0, 65, 0, 67, "25 more in its child box/a/b count for box/a");
 	work_in(b, THREADS, 10);
-	expect_counts(fc, ida, 0, 65, 0, "10 threads are no forks");
+	expect_counts(fc, ida, 0, 65, 0, 68, "10 threads are no forks, their ends no exits");
 	work_in(b, FORK_EXECS, 5);
-	expect_counts(fc, ida, 0, 70, 5, "5 forks that exec");
+	expect_counts(fc, ida, 0, 70, 5, 74, "5 forks that exec");
 	work_in(c, FORKS, 40);
-	expect_counts(fc, ida, 0, 70, 5, "40 forks in the unwatched sibling box/c do not count for box/a");
-	is_int(fork_counter_peek(fc, idc, 0, &f, &e), -ENOENT, "box/c has no counter");
+	expect_counts(fc, ida, 0, 70, 5, 74, "40 forks in the unwatched sibling box/c do not count for box/a");
+	is_int(fork_counter_peek(fc, idc, 0, &(struct fork_counts){ 0 }), -ENOENT, "box/c has no counter");
 	is_int(fork_counter_read(fc, on_record, &seen), 0, "no record below the limit");
 
-	struct fork_limit fire = { .limit = 20, .window_ns = 3600000000000ull, .cookie = 2 };
-	struct fork_limit execs = { .limit = 20, .window_ns = 3600000000000ull, .cookie = 3 };
-	struct fork_limit slow = { .limit = 20, .window_ns = 50000000, .cookie = 4 };
+	struct fork_limit hour = { .limit = 20, .window_ns = 3600000000000ull, .cookie = 2 };
+	struct fork_limit fast = { .limit = 20, .window_ns = 50000000, .cookie = 3 };
 
-	is_int(fork_counter_watch(fc, ida, 2, 1, &fire), 0, "slot 1: 20 forks without exec in 1h");
-	is_int(fork_counter_watch(fc, ida, 2, 2, &execs), 0, "slot 2: the same, for forks that exec");
-	is_int(fork_counter_watch(fc, ida, 2, 3, &slow), 0, "slot 3: 20 in 50ms");
-	work_in(b, FORK_EXECS, 30);
-	is_int(fork_counter_read(fc, on_record, &seen), 0, "30 forks that exec: no record");
-	work_in(b, SLOW_FORKS, 40);
+	is_int(fork_counter_watch(fc, ida, 2, 1, &hour), 0, "slot 1: 20 forks, less execs or exits (the more), in 1h");
+	is_int(fork_counter_watch(fc, ida, 2, 2, &fast), 0, "slot 2: 20 in 50ms");
+	work_in(b, FORKS, 40);
+	is_int(fork_counter_read(fc, on_record, &seen), 0, "40 forks whose children end at once: no record");
+	work_in(b, FORK_EXECS, 40);
+	is_int(fork_counter_read(fc, on_record, &seen), 0, "40 forks that exec: no record");
+	work_in(b, SLOW_HOLDS, 40);
 	fork_counter_read(fc, on_record, &seen);
-	is_int(seen.cookie_n[4], 0, "40 forks 10ms apart: no record for 20 in 50ms");
-	is_int(seen.cookie_n[2], 1, "but one for 20 in 1h");
-	ok(seen.cookie_n[3] == 1 && seen.n == 2, "and one for the slot of forks that exec, once the plain forks came");
+	is_int(seen.cookie_n[3], 0, "40 children that live, born 10ms apart: no record for 20 in 50ms");
+	ok(seen.cookie_n[2] == 1 && seen.n == 1, "but one for 20 in 1h");
 
 	struct fork_limit again = { .limit = 20, .window_ns = 3600000000000ull, .cookie = 5 };
 
-	is_int(fork_counter_watch(fc, ida, 2, 3, &again), 0, "slot 3 again: 20 in 1h, counted from now");
-	work_in(a, FORKS, 25);
+	is_int(fork_counter_watch(fc, ida, 2, 2, &again), 0, "slot 2 again: 20 in 1h, counted from now");
+	work_in(a, HOLDS, 25);
 	fork_counter_read(fc, on_record, &seen);
-	ok(seen.cookie_n[5] == 1 && seen.last.cookie == 5 && seen.last.cgid == ida && seen.last.forks >= 20 &&
-		   seen.last.forks <= 25,
-	   "a record for box/a as the limit is reached: forks %llu, execs %llu, after %llu us",
+	ok(seen.cookie_n[5] == 1 && seen.last.cookie == 5 && seen.last.cgid == ida && seen.last.forks == 20 &&
+		   !seen.last.execs && !seen.last.exits,
+	   "a record for box/a as the limit is reached: forks %llu, execs %llu, exits %llu, after %llu us",
 	   (unsigned long long)seen.last.forks, (unsigned long long)seen.last.execs,
-	   (unsigned long long)seen.last.elapsed_ns / 1000);
-	work_in(b, FORKS, 30);
+	   (unsigned long long)seen.last.exits, (unsigned long long)seen.last.elapsed_ns / 1000);
+	work_in(b, HOLDS, 30);
 	is_int(fork_counter_read(fc, on_record, &seen), 0, "no second record in the same window");
 
-	for (unsigned s = 0; s < FORK_SLOTS; s++)
+	for (unsigned s = 0; s < 3; s++)
 		is_int(fork_counter_unwatch(fc, ida, 2, s), 0, "slot %u unwatched", s);
-	is_int(fork_counter_peek(fc, ida, 0, &f, &e), -ENOENT, "box/a has no counter any more");
+	is_int(fork_counter_peek(fc, ida, 0, &(struct fork_counts){ 0 }), -ENOENT, "box/a has no counter any more");
 	is_int(fork_counter_unwatch(fc, ida, 2, 0), -ENOENT, "unwatched twice: ENOENT");
 	is_int(fork_counter_watch(fc, ida, FORK_LEVELS + 1, 0, &never), -EINVAL, "a level too deep: EINVAL");
 	fork_counter_close(fc);
