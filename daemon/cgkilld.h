@@ -17,7 +17,7 @@
  *
  *	main.c			options, start-up, the loop, reload and stop
  *	watch.c			the watched cgroups; arming their triggers
- *	trigger-pids.c trigger-memory.c trigger-pressure.c trigger-swap.c
+ *	trigger-pids.c trigger-memory.c trigger-pressure.c trigger-swap.c trigger-fork-rate.c
  *	episode.c		pressure episodes (the pressure and swap triggers')
  *	act.c			whether, on whom, how: the actions the loop drives
  *	storm.c hook.c		the storm limit's budgets; ExecPreKill=, ExecPostKill=
@@ -56,6 +56,7 @@ enum trig_bits {
 	TRIG_IO_PRESSURE = 1u << 5,	/* ... io.pressure */
 	TRIG_PRESSURE_LEVEL = 1u << 6,	/* v1 memory.pressure_level through cgroup.event_control */
 	TRIG_SWAP = 1u << 7,	/* the machine's swap used above a share */
+	TRIG_FORK_RATE = 1u << 8,	/* forks that neither exec nor end, counted in the kernel (BPF) */
 	TRIG_PIDS = TRIG_PIDS_MAX | TRIG_PIDS_CURRENT,	/* those that arm the pids files */
 	TRIG_PSI = TRIG_MEMORY_PRESSURE | TRIG_CPU_PRESSURE | TRIG_IO_PRESSURE,
 	/* those after which Reap=auto releases the victims' memory */
@@ -111,6 +112,8 @@ struct rule {
 	unsigned pids_current_pct;	/* pids-current: at or above this % of pids.max */
 	uint64_t pids_current_for_ms;	/* for this long */
 	unsigned oom_kills;
+	unsigned fork_rate;	/* fork-rate: forks a second that neither exec nor end ... */
+	uint64_t fork_window_ms;	/* ... over this window */
 	enum action action;
 	int sig;
 	struct escalation esc[CGKILLD_MAX_ESCALATIONS];
@@ -255,7 +258,7 @@ struct trigger_ops {
 	void (*populated)(struct cg *c);
 };
 
-extern const struct trigger_ops trigger_pids, trigger_memory, trigger_pressure, trigger_swap;
+extern const struct trigger_ops trigger_pids, trigger_memory, trigger_pressure, trigger_swap, trigger_fork_rate;
 /* All of them, NULL-terminated (watch.c). */
 extern const struct trigger_ops *const triggers[];
 
@@ -312,6 +315,12 @@ struct cg {
 	struct episode ep[PSRC_N];	/* one episode per source (enum pressure_src) */
 	uint64_t plevel_count;	/* v1 level notifications in its episode (eventfd counts) */
 	bool swap_armed;	/* counted by the swap poll */
+
+	/* fork-rate: its slot in the kernel's fork counter while armed */
+	bool fork_armed;
+	unsigned fork_level, fork_slot;
+	uint64_t fork_cgid, fork_cookie;
+	const char *fork_unarmed;	/* why not (for the dump), NULL if armed */
 
 	/* victim choice: the figures at the episode's start (victim.c) */
 	struct victim_base *vbase;
@@ -384,6 +393,10 @@ void pids_poll_tick(struct src *s);
  * (trigger-pressure.c). */
 int pressure_trigger_text(const struct rule *r, bool privileged, char *buf, size_t size, char *why,
 			  size_t whysize);
+
+/* For --check: can the fork counter be loaded here? Says so on stdout
+ * for cfg's fork-rate rules (trigger-fork-rate.c). */
+void fork_rate_check(const struct config *cfg);
 
 /* ---- episode.c ---- */
 /* Pressure episodes, one per source and watched cgroup: shared by the

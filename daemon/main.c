@@ -407,6 +407,7 @@ static int check(const char *path, bool optional)
 	/* the v1 counterparts of the cgroups that match now */
 	if (hierarchies() == 0)
 		counterpart_check(&cfg);
+	fork_rate_check(&cfg);
 	free(D.v2);
 	free(D.v1_pids);
 	free(D.v1_memory);
