@@ -10,12 +10,21 @@
  * nor ended: a bomb's (its children fork on, or fork and end, without
  * exec), not a build's or a script's (their children exec, or end soon).
  *
+ * Only the forks of fresh processes count: forked in a watched subtree
+ * and not exec'd since (an LRU hash of their tgids). A bomb's processes
+ * are; a shell, make, a test runner, a service manager are programs
+ * exec'd, whose children may leave the subtree (a test moving its
+ * children to cgroups of their own) and never be seen to end here.
+ *
  *  - raw tracepoint task_newtask (copy_process(), in the forking task):
  *    a new process (not a thread: CLONE_THREAD is left out) counts as a
  *    fork for every watched ancestor of the forking task's cgroup, found
  *    by the kernel's own ids (bpf_get_current_ancestor_cgroup_id: the
- *    cgroup the task is in, which no one can claim for another cgroup);
- *  - raw tracepoint sched_process_exec: an exec counts for the same;
+ *    cgroup the task is in, which no one can claim for another cgroup),
+ *    if the forking process is fresh; the child is fresh (its tgid read
+ *    at the offset that the kernel's BTF gives);
+ *  - raw tracepoint sched_process_exec: an exec counts for the same, and
+ *    the process is fresh no more;
  *  - raw tracepoint sched_process_exit: the exit of a process's leader
  *    (pid == tgid: not of its other threads) counts for the same.
  *
@@ -34,16 +43,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <linux/bpf.h>
+#include <linux/btf.h>
 #include <linux/sched.h>
 
 #include "cgkilld.h"
 
 #define RINGBUF_SIZE (64 * 1024)
 #define WATCHED_MAX 65536
+#define FRESH_MAX 65536
 #define LOG_SIZE (64 * 1024)
 
 /* A counter of one rule in a watched cgroup's value (FORK_SLOTS of them). */
@@ -61,7 +73,8 @@ struct fork_value {
 };
 
 struct fork_counter {
-	int watched, levels, ring;	/* map fds */
+	int watched, levels, ring, fresh;	/* map fds */
+	long tgid_off;			/* of task_struct's tgid */
 	int prog[FORK_TP_N], link[FORK_TP_N];
 	void *cons, *prod;		/* the ring buffer's pages */
 	size_t page;
@@ -281,25 +294,91 @@ static size_t prologue(struct prog *p, enum fork_tp tp)
 	return SIZE_MAX;	/* an exec: each counts */
 }
 
-/* The program of one tracepoint: for each level of the mask the task is
- * at or below, its ancestor there looked up, each slot of a hit counted. */
-static bool build(struct prog *p, const struct fork_counter *fc, enum fork_tp tp)
-{
-	size_t left_out, nolevels, above[FORK_LEVELS + 1], nabove = 0;
+/* Stack slots: the map keys, the flags of the walk, the child's tgid. */
+enum { FP_KEY = -8, FP_FRESH = -16, FP_HIT = -24, FP_TGID = -32 };
 
-	mov(p, R6, R1);
-	left_out = prologue(p, tp);
+/* r0 = the current task's tgid (its process). */
+static void current_tgid(struct prog *p)
+{
+	call(p, BPF_FUNC_get_current_pid_tgid);
+	alu_imm(p, BPF_RSH, R0, 32);
+}
+
+/* The map fd's key at the stack slot key (r2 pointing to it), then the
+ * call of helper with r1 the map. */
+static void map_call(struct prog *p, int fd, int16_t key, int32_t helper)
+{
+	load_map(p, R1, fd);
+	mov(p, R2, R10);
+	alu_imm(p, BPF_ADD, R2, key);
+	call(p, helper);
+}
+
+/* Before the walk, on a fork: is the forking process fresh (forked, not
+ * exec'd since)? Only a fresh process's forks count. */
+static void fork_before(struct prog *p, const struct fork_counter *fc)
+{
+	size_t stale;
+
+	store_imm(p, R10, FP_FRESH, 0);
+	store_imm(p, R10, FP_HIT, 0);
+	current_tgid(p);
+	store(p, R10, FP_KEY, R0);
+	map_call(p, fc->fresh, FP_KEY, BPF_FUNC_map_lookup_elem);
+	stale = jump_imm(p, BPF_JEQ, R0, 0);
+	store_imm(p, R10, FP_FRESH, 1);
+	land(p, stale);
+}
+
+/* After the walk, on a fork in a watched subtree: the child is fresh. */
+static void fork_after(struct prog *p, const struct fork_counter *fc, long tgid_off)
+{
+	size_t nohit, unread;
+
+	load(p, R1, R10, FP_HIT);
+	nohit = jump_imm(p, BPF_JEQ, R1, 0);
+	store_imm(p, R10, FP_TGID, 0);
+	mov(p, R1, R10);
+	alu_imm(p, BPF_ADD, R1, FP_TGID);
+	mov_imm(p, R2, sizeof(uint32_t));
+	load(p, R3, R6, 0);	/* task_newtask(task, ...) */
+	alu_imm(p, BPF_ADD, R3, (int32_t)tgid_off);
+	call(p, BPF_FUNC_probe_read_kernel);
+	unread = jump_imm(p, BPF_JNE, R0, 0);
+	store_imm(p, R10, FP_KEY, 1);	/* the value */
+	load_map(p, R1, fc->fresh);
+	mov(p, R2, R10);
+	alu_imm(p, BPF_ADD, R2, FP_TGID);
+	mov(p, R3, R10);
+	alu_imm(p, BPF_ADD, R3, FP_KEY);
+	mov_imm(p, R4, BPF_ANY);
+	call(p, BPF_FUNC_map_update_elem);
+	land(p, nohit);
+	land(p, unread);
+}
+
+/* On an exec or an exit: the process is fresh no more. */
+static void stale_after(struct prog *p, const struct fork_counter *fc)
+{
+	current_tgid(p);
+	store(p, R10, FP_KEY, R0);
+	map_call(p, fc->fresh, FP_KEY, BPF_FUNC_map_delete_elem);
+}
+
+/* The walk: for each level of the mask the task is at or below, its
+ * ancestor there looked up, each slot of a hit counted. */
+static void walk(struct prog *p, const struct fork_counter *fc, enum fork_tp tp)
+{
+	size_t nolevels, above[FORK_LEVELS + 1], nabove = 0;
+
 	call(p, BPF_FUNC_ktime_get_ns);
 	mov(p, R9, R0);
-	store_imm(p, R10, -8, 0);
-	load_map(p, R1, fc->levels);
-	mov(p, R2, R10);
-	alu_imm(p, BPF_ADD, R2, -8);
-	call(p, BPF_FUNC_map_lookup_elem);
+	store_imm(p, R10, FP_KEY, 0);
+	map_call(p, fc->levels, FP_KEY, BPF_FUNC_map_lookup_elem);
 	nolevels = jump_imm(p, BPF_JEQ, R0, 0);
 	load(p, R8, R0, 0);
 	for (unsigned level = 1; level <= FORK_LEVELS; level++) {
-		size_t skip, miss;
+		size_t skip, miss, stale = SIZE_MAX;
 
 		mov(p, R1, R8);
 		alu_imm(p, BPF_AND, R1, (int32_t)(1u << level));
@@ -308,13 +387,15 @@ static bool build(struct prog *p, const struct fork_counter *fc, enum fork_tp tp
 		call(p, BPF_FUNC_get_current_ancestor_cgroup_id);
 		/* 0: the task is above this level, and so above the next */
 		above[nabove++] = jump_imm(p, BPF_JEQ, R0, 0);
-		store(p, R10, -8, R0);
-		load_map(p, R1, fc->watched);
-		mov(p, R2, R10);
-		alu_imm(p, BPF_ADD, R2, -8);
-		call(p, BPF_FUNC_map_lookup_elem);
+		store(p, R10, FP_KEY, R0);
+		map_call(p, fc->watched, FP_KEY, BPF_FUNC_map_lookup_elem);
 		miss = jump_imm(p, BPF_JEQ, R0, 0);
 		mov(p, R7, R0);
+		if (tp == FORK_TP_FORK) {
+			store_imm(p, R10, FP_HIT, 1);
+			load(p, R1, R10, FP_FRESH);
+			stale = jump_imm(p, BPF_JEQ, R1, 0);
+		}
 		for (unsigned s = 0; s < FORK_SLOTS; s++) {
 			if (tp == FORK_TP_FORK)
 				fork_slot(p, s, fc->ring);
@@ -323,12 +404,30 @@ static bool build(struct prog *p, const struct fork_counter *fc, enum fork_tp tp
 		}
 		land(p, skip);
 		land(p, miss);
+		if (stale != SIZE_MAX)
+			land(p, stale);
 	}
-	if (left_out != SIZE_MAX)
-		land(p, left_out);
 	land(p, nolevels);
 	for (size_t i = 0; i < nabove; i++)
 		land(p, above[i]);
+}
+
+/* The program of one tracepoint. */
+static bool build(struct prog *p, const struct fork_counter *fc, enum fork_tp tp)
+{
+	size_t left_out;
+
+	mov(p, R6, R1);
+	left_out = prologue(p, tp);
+	if (tp == FORK_TP_FORK)
+		fork_before(p, fc);
+	walk(p, fc, tp);
+	if (tp == FORK_TP_FORK)
+		fork_after(p, fc, fc->tgid_off);
+	else
+		stale_after(p, fc);
+	if (left_out != SIZE_MAX)
+		land(p, left_out);
 	mov_imm(p, R0, 0);
 	emit(p, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
 	return !p->oom;
@@ -345,6 +444,131 @@ size_t fork_prog_build(const struct fork_counter *fc, enum fork_tp tp, struct bp
 	}
 	*insns = p.v;
 	return p.n;
+}
+
+/* ---- the offset of task_struct's tgid, from the kernel's BTF ---- */
+
+struct btf_types {
+	const char *strs;
+	uint32_t nstrs;
+	const struct btf_type **v;	/* by id, from 1 */
+	uint32_t n;
+};
+
+/* The bytes after a type's struct btf_type. */
+static size_t btf_extra(const struct btf_type *t)
+{
+	uint32_t vlen = BTF_INFO_VLEN(t->info);
+
+	switch (BTF_INFO_KIND(t->info)) {
+	case BTF_KIND_INT:
+	case BTF_KIND_VAR:
+	case BTF_KIND_DECL_TAG:
+		return 4;
+	case BTF_KIND_ARRAY:
+		return sizeof(struct btf_array);
+	case BTF_KIND_STRUCT:
+	case BTF_KIND_UNION:
+		return vlen * sizeof(struct btf_member);
+	case BTF_KIND_ENUM:
+	case BTF_KIND_FUNC_PROTO:
+		return vlen * 8;
+	case BTF_KIND_DATASEC:
+	case BTF_KIND_ENUM64:
+		return vlen * 12;
+	default:
+		return 0;
+	}
+}
+
+static const char *btf_name(const struct btf_types *b, uint32_t off)
+{
+	return off < b->nstrs ? b->strs + off : "";
+}
+
+/* The byte offset of member name in the struct or union t, looked for
+ * in its anonymous members too; -1 if none. */
+static long member_offset(const struct btf_types *b, const struct btf_type *t, const char *name, int depth)
+{
+	const struct btf_member *m = (const struct btf_member *)(t + 1);
+
+	for (uint32_t i = 0; depth < 8 && i < BTF_INFO_VLEN(t->info); i++) {
+		uint32_t bits = BTF_INFO_KFLAG(t->info) ? BTF_MEMBER_BIT_OFFSET(m[i].offset) : m[i].offset;
+		const struct btf_type *mt = m[i].type && m[i].type <= b->n ? b->v[m[i].type] : NULL;
+		long in;
+
+		if (m[i].name_off && !strcmp(btf_name(b, m[i].name_off), name))
+			return bits % 8 ? -1 : (long)(bits / 8);
+		if (!m[i].name_off && mt &&
+		    (BTF_INFO_KIND(mt->info) == BTF_KIND_STRUCT || BTF_INFO_KIND(mt->info) == BTF_KIND_UNION) &&
+		    (in = member_offset(b, mt, name, depth + 1)) >= 0)
+			return bits / 8 + in;
+	}
+	return -1;
+}
+
+/* The types of the BTF data (len bytes) indexed, into b: 0 or -EINVAL. */
+static int btf_index(const char *data, size_t len, struct btf_types *b)
+{
+	const struct btf_header *h = (const void *)data;
+	const char *p, *end;
+	size_t cap = 0;
+
+	if (len < sizeof(*h) || h->magic != BTF_MAGIC || h->hdr_len > len ||
+	    (uint64_t)h->hdr_len + h->type_off + h->type_len > len ||
+	    (uint64_t)h->hdr_len + h->str_off + h->str_len > len)
+		return -EINVAL;
+	b->strs = data + h->hdr_len + h->str_off;
+	b->nstrs = h->str_len;
+	p = data + h->hdr_len + h->type_off;
+	end = p + h->type_len;
+	b->v = NULL;
+	b->n = 0;
+	while (p + sizeof(struct btf_type) <= end) {
+		const struct btf_type *t = (const void *)p;
+
+		if (b->n + 2 > cap) {
+			const struct btf_type **v = realloc(b->v, (cap = cap ? 2 * cap : 65536) * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			b->v = v;
+		}
+		b->v[++b->n] = t;
+		p += sizeof(*t) + btf_extra(t);
+	}
+	return p == end ? 0 : -EINVAL;
+}
+
+/* Where a task_struct holds its tgid: the offset, or -errno. */
+static long task_tgid_offset(void)
+{
+	int fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
+	struct btf_types b = { 0 };
+	struct stat st;
+	long off = -ENOENT;
+	char *data;
+	ssize_t n = 0;
+
+	if (fd < 0)
+		return -errno;
+	data = fstat(fd, &st) == 0 && st.st_size > 0 ? malloc((size_t)st.st_size) : NULL;
+	while (data && n < st.st_size) {
+		ssize_t r = read(fd, data + n, (size_t)(st.st_size - n));
+
+		if (r <= 0)
+			break;
+		n += r;
+	}
+	close(fd);
+	if (data && n == st.st_size && btf_index(data, (size_t)n, &b) == 0)
+		for (uint32_t id = 1; id <= b.n && off < 0; id++)
+			if (BTF_INFO_KIND(b.v[id]->info) == BTF_KIND_STRUCT &&
+			    !strcmp(btf_name(&b, b.v[id]->name_off), "task_struct"))
+				off = member_offset(&b, b.v[id], "tgid", 0);
+	free(b.v);
+	free(data);
+	return off < 0 ? -ENOENT : off;
 }
 
 /* ---- the system calls ---- */
@@ -496,6 +720,8 @@ void fork_counter_close(struct fork_counter *fc)
 		close(fc->watched);
 	if (fc->levels >= 0)
 		close(fc->levels);
+	if (fc->fresh >= 0)
+		close(fc->fresh);
 	free(fc);
 }
 
@@ -513,10 +739,17 @@ static int setup(struct fork_counter *fc, char *why, size_t size)
 	}
 	fc->levels = map_create(BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(uint64_t), 1, 0, "cgkilld_levels");
 	fc->ring = map_create(BPF_MAP_TYPE_RINGBUF, 0, 0, RINGBUF_SIZE, 0, "cgkilld_ring");
-	if (fc->levels < 0 || fc->ring < 0) {
-		r = fc->levels < 0 ? fc->levels : fc->ring;
-		snprintf(why, size, "%s map: %s", fc->levels < 0 ? "array" : "ring buffer", strerror(-r));
+	fc->fresh = map_create(BPF_MAP_TYPE_LRU_HASH, sizeof(uint32_t), sizeof(uint64_t), FRESH_MAX, 0, "cgkilld_fresh");
+	if (fc->levels < 0 || fc->ring < 0 || fc->fresh < 0) {
+		r = fc->levels < 0 ? fc->levels : fc->ring < 0 ? fc->ring : fc->fresh;
+		snprintf(why, size, "%s map: %s", fc->levels < 0 ? "array" : fc->ring < 0 ? "ring buffer" : "LRU hash",
+			 strerror(-r));
 		return r;
+	}
+	fc->tgid_off = task_tgid_offset();
+	if (fc->tgid_off < 0) {
+		snprintf(why, size, "no task_struct tgid in /sys/kernel/btf/vmlinux: %s", strerror((int)-fc->tgid_off));
+		return (int)fc->tgid_off;
 	}
 	if ((r = ring_map(fc)) < 0) {
 		snprintf(why, size, "mapping the ring buffer: %s", strerror(-r));
@@ -546,7 +779,7 @@ int fork_counter_open(struct fork_counter **out, char *why, size_t size)
 		snprintf(why, size, "out of memory");
 		return -ENOMEM;
 	}
-	fc->watched = fc->levels = fc->ring = -1;
+	fc->watched = fc->levels = fc->ring = fc->fresh = -1;
 	for (int i = 0; i < FORK_TP_N; i++)
 		fc->prog[i] = fc->link[i] = -1;
 	r = setup(fc, why, size);

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * cgkilld's fork counter (daemon/forkbpf.c) on the real kernel: its BPF
- * programs load, count the forks (not the threads) and the execs of the
- * tasks of a watched cgroup's subtree, sub-cgroups included, and not
- * those of an unwatched sibling; a record comes once per window when the
- * forks without exec reach the limit, never for forks that exec, never
- * for a rate below the limit; unwatched, a cgroup is counted no more.
+ * programs load, count the forks (not the threads) of fresh processes
+ * (forked, not exec'd since), the execs and the exits of the tasks of a
+ * watched cgroup's subtree, sub-cgroups included, and not those of an
+ * unwatched sibling; a record comes once per window when the forks, less
+ * the execs or exits, reach the limit, never for forks whose children
+ * exec or end, never for a rate below the limit; unwatched, a cgroup is
+ * counted no more.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +28,7 @@ enum work {
 	THREADS,
 	HOLDS,		/* children that live until the worker ends */
 	SLOW_HOLDS,	/* the same, 10ms apart */
+	SUBSHELLS,	/* the worker execs sh, which forks subshells */
 };
 
 static void *idle_thread(void *arg)
@@ -75,25 +78,44 @@ static void one(enum work w, const int hold[2])
 		_exit(4);
 }
 
-/* In a child moved into the cgroup dir: n of work; it ends when all
- * its children ended. */
+/* The worker, forked in the cgroup (a fresh process: its forks count):
+ * n of work; it ends when all its children ended. */
+static void worker(enum work w, int n)
+{
+	int hold[2];
+
+	if (w == SUBSHELLS) {
+		char script[128];
+
+		snprintf(script, sizeof(script), "i=0; while [ $i -lt %d ]; do ( : ); i=$((i + 1)); done", n);
+		execl("/bin/sh", "sh", "-c", script, (char *)NULL);
+		_exit(6);
+	}
+	if (pipe(hold) < 0)
+		_exit(5);
+	for (int i = 0; i < n; i++)
+		one(w, hold);
+	close(hold[1]);
+	while (wait(NULL) > 0)
+		;
+	_exit(0);
+}
+
+/* A child of ours moves into the cgroup dir and forks the worker there:
+ * a process forked outside, as ours are, is not fresh. */
 static void work_in(const char *dir, enum work w, int n)
 {
 	pid_t pid = fork();
 	int status = -1;
 
 	if (pid == 0) {
-		int hold[2];
+		pid_t c;
 
 		join(dir);
-		if (pipe(hold) < 0)
-			_exit(5);
-		for (int i = 0; i < n; i++)
-			one(w, hold);
-		close(hold[1]);
-		while (wait(NULL) > 0)
-			;
-		_exit(0);
+		c = fork();
+		if (c == 0)
+			worker(w, n);
+		_exit(c > 0 && waitpid(c, &status, 0) == c && WIFEXITED(status) ? WEXITSTATUS(status) : 7);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
 		bail_out("the worker in %s failed (status %d)", dir, status);
@@ -164,18 +186,21 @@ int main(void)
 	ida = id_of(a);
 	idc = id_of(c);
 
-	/* box/a is at level 2 (cgkill-test.X/a); each worker's exit counts */
+	/* box/a is at level 2 (cgkill-test.X/a); the exits of each worker
+	 * and of the child that forked it count, its fork does not */
 	is_int(fork_counter_watch(fc, ida, 2, 0, &never), 0, "box/a watched");
 	work_in(a, FORKS, 40);
-	expect_counts(fc, ida, 0, 40, 0, 41, "40 forks in box/a");
+	expect_counts(fc, ida, 0, 40, 0, 42, "40 forks in box/a");
 	work_in(b, FORKS, 25);
-	expect_counts(fc, ida, 0, 65, 0, 67, "25 more in its child box/a/b count for box/a");
+	expect_counts(fc, ida, 0, 65, 0, 69, "25 more in its child box/a/b count for box/a");
 	work_in(b, THREADS, 10);
-	expect_counts(fc, ida, 0, 65, 0, 68, "10 threads are no forks, their ends no exits");
+	expect_counts(fc, ida, 0, 65, 0, 71, "10 threads are no forks, their ends no exits");
 	work_in(b, FORK_EXECS, 5);
-	expect_counts(fc, ida, 0, 70, 5, 74, "5 forks that exec");
+	expect_counts(fc, ida, 0, 70, 5, 78, "5 forks that exec");
+	work_in(b, SUBSHELLS, 20);
+	expect_counts(fc, ida, 0, 70, 6, 100, "an exec'd shell's 20 subshells: not fresh, its forks do not count");
 	work_in(c, FORKS, 40);
-	expect_counts(fc, ida, 0, 70, 5, 74, "40 forks in the unwatched sibling box/c do not count for box/a");
+	expect_counts(fc, ida, 0, 70, 6, 100, "40 forks in the unwatched sibling box/c do not count for box/a");
 	is_int(fork_counter_peek(fc, idc, 0, &(struct fork_counts){ 0 }), -ENOENT, "box/c has no counter");
 	is_int(fork_counter_read(fc, on_record, &seen), 0, "no record below the limit");
 
