@@ -64,7 +64,7 @@ event_of() {
 for l in open(sys.argv[1]):
     e = json.loads(l)
     if e["cgroup"] == sys.argv[2]:
-        print(e["trigger"]["type"], e["trigger"].get("count", ""), e["error"])' "$events" "$v2/$box/$1" 2>/dev/null
+        print(e["trigger"]["type"], e["trigger"].get("count", "-"), e["error"])' "$events" "$v2/$box/$1" 2>/dev/null
 }
 
 # ---- a bomb, caught while it grows ----

@@ -3,11 +3,12 @@
  * forkprobe CGROUP [SECONDS]: the shape of a workload's forking, as
  * cgkilld's fork-rate trigger sees it. CGROUP (a cgroup v2 directory) is
  * counted by the daemon's own fork counter (daemon/forkbpf.c, with a
- * limit never reached) and sampled every millisecond from its first fork
- * until it is empty again (or SECONDS, default 600, have passed). Then,
- * for windows of 10, 50, 100 and 200 ms, the most forks and the most
- * forks less the execs or the exits, whichever are more (the trigger's count) seen in any one
- * window (sliding), and the totals.
+ * limit never reached) and sampled every millisecond from its first
+ * fork, exec or exit until it is empty again (or SECONDS, default 600,
+ * have passed). Then, for windows of 10, 50, 100 and 200 ms, the most
+ * forks (of fresh processes) and the most of the trigger's count (those
+ * forks less the execs or the exits, whichever are more) seen in any
+ * one window (sliding), and the totals.
  * For choosing ForkRate= and ForkWindow= (cgkilld.conf(5)).
  */
 #include <errno.h>
@@ -120,13 +121,13 @@ int main(int argc, char **argv)
 	s = malloc(cap * sizeof(*s));
 	if (!s)
 		return 1;
-	printf("forkprobe: %s (level %u): waiting for its first fork\n", dir, level);
+	printf("forkprobe: %s (level %u): waiting for its first fork, exec or exit\n", dir, level);
 	fflush(stdout);
 	end = now_us() + secs * 1000000;
 	while (n < cap && now_us() < end) {
 		if (fork_counter_peek(fc, id, 0, &c) < 0)
 			break;
-		if (!began && c.forks)
+		if (!began && (c.forks || c.execs || c.exits))
 			began = true;
 		if (began) {
 			s[n++] = (struct sample){ now_us(), (int64_t)c.forks,
@@ -137,7 +138,7 @@ int main(int argc, char **argv)
 		usleep(began ? 1000 : 5000);
 	}
 	if (n < 2) {
-		printf("forkprobe: no fork seen\n");
+		printf("forkprobe: nothing seen\n");
 		return 1;
 	}
 	printf("forkprobe: %llu forks, %llu execs, %llu exits in %.3f s\n", (unsigned long long)c.forks,
