@@ -19,7 +19,7 @@
  *	ctl.c			the runtime directory, one instance, the control socket
  *	check.c			--check's and the start's warnings: matches, hooks, paths
  *	watch.c			the watched cgroups; arming their triggers
- *	trigger-pids.c trigger-memory.c trigger-pressure.c trigger-swap.c
+ *	trigger-pids.c trigger-memory.c trigger-pressure.c trigger-swap.c trigger-fork-rate.c
  *	episode.c		pressure episodes (the pressure and swap triggers')
  *	act.c			whether, on whom, how: the actions the loop drives
  *	metrics.c		counters and histograms; the Prometheus text, MetricsFile=
@@ -28,6 +28,7 @@
  *	counterpart.c		v1 counterparts; processes' uids and memory
  *	guard.c config.c	the rules: guard rails and the parser
  *	protection.c pids-events.c	pure helpers, tested alone
+ *	forkbpf.c		the fork counter in the kernel (BPF), tested alone
  *	cgpath.c		cgroup paths: names, directories, files, populated
  *	files.c			small files: numbers, PSI lines
  *	sys.c			small system helpers: files, epoll, closers, D
@@ -59,6 +60,7 @@ enum trig_bits {
 	TRIG_IO_PRESSURE = 1u << 5,	/* ... io.pressure */
 	TRIG_PRESSURE_LEVEL = 1u << 6,	/* v1 memory.pressure_level through cgroup.event_control */
 	TRIG_SWAP = 1u << 7,	/* the machine's swap used above a share */
+	TRIG_FORK_RATE = 1u << 8,	/* forks that neither exec nor end, counted in the kernel (BPF) */
 	TRIG_PIDS = TRIG_PIDS_MAX | TRIG_PIDS_CURRENT,	/* those that arm the pids files */
 	TRIG_PSI = TRIG_MEMORY_PRESSURE | TRIG_CPU_PRESSURE | TRIG_IO_PRESSURE,
 	/* those after which Reap=auto releases the victims' memory */
@@ -114,6 +116,8 @@ struct rule {
 	unsigned pids_current_pct;	/* pids-current: at or above this % of pids.max */
 	uint64_t pids_current_for_ms;	/* for this long */
 	unsigned oom_kills;
+	unsigned fork_rate;	/* fork-rate: forks a second that neither exec nor end ... */
+	uint64_t fork_window_ms;	/* ... over this window */
 	enum action action;
 	int sig;
 	struct escalation esc[CGKILLD_MAX_ESCALATIONS];
@@ -281,7 +285,7 @@ struct trigger_ops {
 	void (*populated)(struct cg *c);
 };
 
-extern const struct trigger_ops trigger_pids, trigger_memory, trigger_pressure, trigger_swap;
+extern const struct trigger_ops trigger_pids, trigger_memory, trigger_pressure, trigger_swap, trigger_fork_rate;
 /* All of them, NULL-terminated (watch.c). */
 extern const struct trigger_ops *const triggers[];
 
@@ -338,6 +342,12 @@ struct cg {
 	struct episode ep[PSRC_N];	/* one episode per source (enum pressure_src) */
 	uint64_t plevel_count;	/* v1 level notifications in its episode (eventfd counts) */
 	bool swap_armed;	/* counted by the swap poll */
+
+	/* fork-rate: its slot in the kernel's fork counter while armed */
+	bool fork_armed;
+	unsigned fork_level, fork_slot;
+	uint64_t fork_cgid, fork_cookie;
+	const char *fork_unarmed;	/* why not (for the dump), NULL if armed */
 
 	/* victim choice: the figures at the episode's start (victim.c) */
 	struct victim_base *vbase;
@@ -444,6 +454,10 @@ void pids_poll_tick(struct src *s);
  * (trigger-pressure.c). */
 int pressure_trigger_text(const struct rule *r, bool privileged, char *buf, size_t size, char *why,
 			  size_t whysize);
+
+/* For --check: can the fork counter be loaded here? Says so on stdout
+ * for cfg's fork-rate rules (trigger-fork-rate.c). */
+void fork_rate_check(const struct config *cfg);
 
 /* ---- episode.c ---- */
 /* Pressure episodes, one per source and watched cgroup: shared by the
@@ -638,6 +652,53 @@ uint64_t low_effective(uint64_t usage, uint64_t low, uint64_t parent_elow, uint6
 int pids_events_open(int dfd, const char **name);
 /* The "max N" of a pids.events text; false if absent or malformed. */
 bool pids_events_max(const char *text, uint64_t *v);
+
+/* ---- forkbpf.c ---- */
+/* The fork counter: BPF programs on three tracepoints count, for each
+ * watched cgroup v2 subtree, the forks (not threads), execs and exits
+ * (of processes) of its tasks, and send a record through a ring buffer
+ * when its forks, less its execs or its exits (the more of the two),
+ * reach a limit in a window: the processes that neither exec'd nor
+ * ended. */
+#define FORK_LEVELS 16	/* the deepest level (components below the v2 root) counted */
+#define FORK_SLOTS 4	/* counters (rules) for one cgroup */
+enum fork_tp { FORK_TP_FORK, FORK_TP_EXEC, FORK_TP_EXIT, FORK_TP_N };
+struct fork_counter;
+struct bpf_insn;
+struct fork_limit {
+	uint64_t limit;		/* forks less max(execs, exits) in one window */
+	uint64_t window_ns;
+	uint64_t cookie;	/* returned in the records */
+};
+struct fork_counts {
+	uint64_t forks, execs, exits;
+};
+struct fork_record {
+	uint64_t cgid, cookie;
+	uint64_t forks, execs, exits;	/* in the window, when the limit was reached */
+	uint64_t elapsed_ns;	/* since the window began */
+};
+/* Maps made, programs loaded and attached: 0, or -errno with why
+ * (EPERM: no CAP_BPF and CAP_PERFMON; the verifier's words). */
+int fork_counter_open(struct fork_counter **fc, char *why, size_t size);
+void fork_counter_close(struct fork_counter *fc);
+/* The ring buffer's fd: readable (epoll) when records wait. */
+int fork_counter_fd(const struct fork_counter *fc);
+/* Count the cgroup cgid (at level >= 1) in slot, from now: 0 or -errno. */
+int fork_counter_watch(struct fork_counter *fc, uint64_t cgid, unsigned level, unsigned slot,
+		       const struct fork_limit *lim);
+int fork_counter_unwatch(struct fork_counter *fc, uint64_t cgid, unsigned level, unsigned slot);
+/* The counts of slot's window under way (tests, the probe). */
+int fork_counter_peek(const struct fork_counter *fc, uint64_t cgid, unsigned slot, struct fork_counts *n);
+/* Each waiting record to fn; how many. */
+unsigned fork_counter_read(struct fork_counter *fc, void (*fn)(const struct fork_record *rec, void *arg),
+			   void *arg);
+/* The id of the cgroup v2 directory open at dfd, as the programs see it:
+ * 0 or -errno. */
+int fork_cgroup_id(int dfd, uint64_t *id);
+/* The program of tracepoint tp, malloc'ed in *insns: its length, 0
+ * without memory (tests). */
+size_t fork_prog_build(const struct fork_counter *fc, enum fork_tp tp, struct bpf_insn **insns);
 
 /* ---- cgpath.c ---- */
 /* base/rel/name opened with flags (and O_CLOEXEC): the fd, or -1 and

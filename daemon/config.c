@@ -34,7 +34,7 @@
 #define CONF_MAX_RULES 4096
 #define NAME_MAX_LEN 64
 #define TRIGGER_NAMES \
-	"pids-max, pids-current, oom-kill, memory-pressure, cpu-pressure, io-pressure, memory-pressure-level, swap"
+	"pids-max, pids-current, fork-rate, oom-kill, memory-pressure, cpu-pressure, io-pressure, memory-pressure-level, swap"
 /* the kernel's bounds of a PSI trigger's window (kernel/sched/psi.c) */
 #define PSI_WINDOW_MIN_MS 500
 #define PSI_WINDOW_MAX_MS 10000
@@ -380,6 +380,9 @@ static const struct {
 } trigger_names[] = {
 	{ "pids-max", TRIG_PIDS_MAX },
 	{ "pids-current", TRIG_PIDS_CURRENT },
+	/* pids-max too: where the kernel cannot count forks, and for the
+	 * bombs that exec */
+	{ "fork-rate", TRIG_FORK_RATE | TRIG_PIDS_MAX },
 	{ "oom-kill", TRIG_OOM_KILL },
 	{ "memory-pressure", TRIG_MEMORY_PRESSURE },
 	{ "cpu-pressure", TRIG_CPU_PRESSURE },
@@ -817,6 +820,10 @@ static const struct key keys[] = {
 	{ RKEY(PidsCurrentAbove), key_percent, RULE(pids_current_pct), .min = 1, .max = 100, .def = "90%",
 	  .want = "want a percentage of pids.max from 1% to 100%", .doc = "pids-current: at or above this share of pids.max ..." },
 	{ RKEY(PidsCurrentFor), key_span, RULE(pids_current_for_ms), SPAN_1H, .def = "5s", .doc = "... for this long" },
+	{ RKEY(ForkRate), key_count, RULE(fork_rate), .min = 1, .max = 10000000, .def = "2000",
+	  .want = "want forks a second, from 1 to 10000000", .doc = "fork-rate: forks a second that neither exec nor end ..." },
+	{ RKEY(ForkWindow), key_span, RULE(fork_window_ms), .min = 10, .max = 10000, .def = "100ms",
+	  .want = "must be between 10ms and 10s", .doc = "... over this window" },
 	{ RKEY(OOMKills), key_count, RULE(oom_kills), .min = 1, .max = 1000000, .def = "1",
 	  .want = "want a number from 1 to 1000000", .doc = "oom-kill: this many OOM kills" },
 	{ RKEY(PressureLimit), key_pressure_limit, .def = "full 60%", .doc = "PSI: the stall share of the window" },
@@ -1194,6 +1201,8 @@ void conf_finish(struct config *cfg, conf_error_fn err, void *userdata)
 			}
 		if (r->action != ACT_KILL && (r->nesc || r->sig != SIGKILL))
 			error_at(cfg, &x, "rule %s: Signal= and Escalate= need Action=kill", r->name);
+		if ((r->triggers & TRIG_FORK_RATE) && (uint64_t)r->fork_rate * r->fork_window_ms < 10 * 1000)
+			error_at(cfg, &x, "rule %s: ForkRate= over ForkWindow= is fewer than 10 forks", r->name);
 		if ((r->triggers & TRIG_PSI) && r->pressure_duration_ms < r->pressure_window_ms)
 			error_at(cfg, &x, "rule %s: PressureDuration= is shorter than PressureWindow=", r->name);
 		if (r->victim == VICTIM_SELF && (r->prefer.n || r->avoid.n || r->omit.n))

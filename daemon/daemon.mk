@@ -49,6 +49,17 @@ $(DAEMON_TESTS): %: %.o $(B)/tests/support/tap.o \
 		$(filter-out $(B)/daemon/main.o,$(DAEMON_OBJ)) $(B)/tests/daemon-main.o $(B)/libcgkill.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ -lpthread
 
+# tests/test-fork-counter.c loads and drives the fork counter (forkbpf.c).
+$(B)/tests/test-fork-counter.o: daemon/cgkilld.h
+$(B)/tests/test-fork-counter: $(B)/daemon/forkbpf.o
+
+# forkprobe: a workload's forks and execs per window, through the same
+# counter (for choosing ForkRate= and ForkWindow=).
+$(B)/tests/forkprobe: tests/helper/forkprobe.c $(B)/daemon/forkbpf.o daemon/cgkilld.h $(B)/flags
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ tests/helper/forkprobe.c $(B)/daemon/forkbpf.o
+test-programs: $(B)/tests/forkprobe
+
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSCONFDIR ?= /etc
 SBINDIR ?= $(PREFIX)/sbin

@@ -534,6 +534,7 @@ static int check(const char *path, bool optional)
 	/* their v1 counterparts */
 	if (hier == 0)
 		counterpart_check(&cfg);
+	fork_rate_check(&cfg);
 	if (log_verbose) {
 		printf("\n# the settings in effect, defaults included\n");
 		conf_print(stdout, &cfg);

@@ -526,7 +526,7 @@ static bool read_populated(const struct cg *c)
 /* ---- arming: the triggers' files, while populated ---- */
 
 const struct trigger_ops *const triggers[] = { &trigger_pids, &trigger_memory, &trigger_pressure, &trigger_swap,
-						NULL };
+						&trigger_fork_rate, NULL };
 
 /* Arms c's triggers of its rule (late: only those that may be armed late,
  * saying so); true if any was armed. */
