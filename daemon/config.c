@@ -397,6 +397,10 @@ const char *trigger_name(unsigned bit)
 	for (size_t i = 0; trigger_names[i].name; i++)
 		if (trigger_names[i].bit == bit)
 			return trigger_names[i].name;
+	/* a bit that comes with others ("fork-rate" brings pids-max) */
+	for (size_t i = 0; trigger_names[i].name; i++)
+		if (trigger_names[i].bit & bit)
+			return trigger_names[i].name;
 	return "?";
 }
 
@@ -992,8 +996,9 @@ static void key_print(FILE *f, const struct key *k, const void *obj)
 	} else if (k->parse == key_match) {
 		print_text(f, r->match ? r->match : "");
 	} else if (k->parse == key_trigger) {
+		/* a name whose bits are all set ("fork-rate" brings pids-max) */
 		for (size_t i = 0, n = 0; trigger_names[i].name; i++)
-			if (r->triggers & trigger_names[i].bit)
+			if ((r->triggers & trigger_names[i].bit) == trigger_names[i].bit)
 				fprintf(f, "%s%s", n++ ? " " : "", trigger_names[i].name);
 	} else if (k->parse == key_pressure_limit) {
 		fprintf(f, "%s %u%%", r->pressure_full ? "full" : "some", r->pressure_pct);

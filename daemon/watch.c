@@ -1348,7 +1348,7 @@ static void trigger_words(const struct rule *r, char *buf, size_t size)
 	size_t n = 0;
 
 	buf[0] = '\0';
-	for (unsigned bit = 1; bit <= TRIG_SWAP && n < size; bit <<= 1)
+	for (unsigned bit = 1; bit && bit <= r->triggers && n < size; bit <<= 1)
 		if (r->triggers & bit)
 			n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? " " : "", trigger_name(bit));
 }
@@ -1380,7 +1380,7 @@ static void dump_rule(const struct rule *r, size_t ncg, struct out *o)
 	out_str(o, "file", r->file);
 	out_u64(o, "line", r->line);
 	out_open(o, "triggers", '[');
-	for (unsigned bit = 1; bit <= TRIG_SWAP; bit <<= 1)
+	for (unsigned bit = 1; bit && bit <= r->triggers; bit <<= 1)
 		if (r->triggers & bit)
 			out_str(o, NULL, trigger_name(bit));
 	out_close(o, ']');

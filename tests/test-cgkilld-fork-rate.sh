@@ -57,6 +57,15 @@ kd_sentinels pids jobs/calm other/quiet
 kd_start "$conf" || bail_out "cgkilld did not start"
 wait_for 20 "box/jobs/calm counted" eval 'dump | grep -A3 "jobs/calm (rule bombs)" | grep -q "fork-rate: counted in the kernel"'
 ok $? "the state dump says box/jobs/calm is counted in the kernel"
+"$CGKILLCTL" --runtime-dir "$kd_run" status --json | /usr/bin/python3 -c 'import json, sys
+from jsonschema import Draft202012Validator as V
+doc = json.load(sys.stdin)
+errors = list(V(json.load(open(sys.argv[1], encoding="utf-8"))).iter_errors(doc))
+assert not errors, [e.message[:200] for e in errors[:3]]
+trig = [t for cg in doc["cgroups"] if cg["cgroup"].endswith("/jobs/calm") for t in cg["triggers"]]
+assert {"trigger": "fork-rate", "counted": True, "acts_at": 200, "window_ms": 100, "why": None} in trig, trig
+' data/cgkilld-status.schema.json
+ok $? "cgkillctl status --json: box/jobs/calm's fork-rate counted, valid against the schema"
 
 # the event of cgroup $1 (below box), if any
 event_of() {
