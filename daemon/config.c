@@ -826,7 +826,7 @@ static const struct key keys[] = {
 	{ RKEY(PidsCurrentFor), key_span, RULE(pids_current_for_ms), SPAN_1H, .def = "5s", .doc = "... for this long" },
 	{ RKEY(ForkRate), key_count, RULE(fork_rate), .min = 1, .max = 10000000, .def = "2000",
 	  .want = "want forks a second, from 1 to 10000000", .doc = "fork-rate: forks a second that neither exec nor end ..." },
-	{ RKEY(ForkWindow), key_span, RULE(fork_window_ms), .min = 10, .max = 10000, .def = "100ms",
+	{ RKEY(ForkWindow), key_span, RULE(fork_window_ms), .min = 10, .max = 10000, .def = "250ms",
 	  .want = "must be between 10ms and 10s", .doc = "... over this window" },
 	{ RKEY(OOMKills), key_count, RULE(oom_kills), .min = 1, .max = 1000000, .def = "1",
 	  .want = "want a number from 1 to 1000000", .doc = "oom-kill: this many OOM kills" },

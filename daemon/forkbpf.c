@@ -10,11 +10,14 @@
  * nor ended: a bomb's (its children fork on, or fork and end, without
  * exec), not a build's or a script's (their children exec, or end soon).
  *
- * Only the forks of fresh processes count: forked in a watched subtree
- * and not exec'd since (an LRU hash of their tgids). A bomb's processes
- * are; a shell, make, a test runner, a service manager are programs
- * exec'd, whose children may leave the subtree (a test moving its
- * children to cgroups of their own) and never be seen to end here.
+ * Only the forks of fresh processes of the second generation or later
+ * count: forked in a watched subtree by a process that was itself forked
+ * there, and not exec'd since (an LRU hash of their tgids and
+ * generations). A bomb's processes are; a shell, make, a test runner, a
+ * service manager are programs exec'd, and so are the first generation
+ * they fork: a helper that forks children which leave the subtree (a
+ * test moving them to cgroups of their own) and are never seen to end
+ * here, or a subshell that forks a program, does not count.
  *
  *  - raw tracepoint task_newtask (copy_process(), in the forking task):
  *    a new process (not a thread: CLONE_THREAD is left out) counts as a
@@ -56,6 +59,7 @@
 #define RINGBUF_SIZE (64 * 1024)
 #define WATCHED_MAX 65536
 #define FRESH_MAX 65536
+#define FRESH_GEN_MAX 255
 #define LOG_SIZE (64 * 1024)
 
 /* A counter of one rule in a watched cgroup's value (FORK_SLOTS of them). */
@@ -314,8 +318,9 @@ static void map_call(struct prog *p, int fd, int16_t key, int32_t helper)
 	call(p, helper);
 }
 
-/* Before the walk, on a fork: is the forking process fresh (forked, not
- * exec'd since)? Only a fresh process's forks count. */
+/* Before the walk, on a fork: the forking process's generation of fresh
+ * processes (0: not fresh, 1: forked by one that is not, 2: by one of
+ * generation 1...). Only the forks of generation 2 and later count. */
 static void fork_before(struct prog *p, const struct fork_counter *fc)
 {
 	size_t stale;
@@ -326,14 +331,15 @@ static void fork_before(struct prog *p, const struct fork_counter *fc)
 	store(p, R10, FP_KEY, R0);
 	map_call(p, fc->fresh, FP_KEY, BPF_FUNC_map_lookup_elem);
 	stale = jump_imm(p, BPF_JEQ, R0, 0);
-	store_imm(p, R10, FP_FRESH, 1);
+	load(p, R1, R0, 0);
+	store(p, R10, FP_FRESH, R1);
 	land(p, stale);
 }
 
 /* After the walk, on a fork in a watched subtree: the child is fresh. */
 static void fork_after(struct prog *p, const struct fork_counter *fc, long tgid_off)
 {
-	size_t nohit, unread;
+	size_t nohit, unread, capped;
 
 	load(p, R1, R10, FP_HIT);
 	nohit = jump_imm(p, BPF_JEQ, R1, 0);
@@ -345,7 +351,13 @@ static void fork_after(struct prog *p, const struct fork_counter *fc, long tgid_
 	alu_imm(p, BPF_ADD, R3, (int32_t)tgid_off);
 	call(p, BPF_FUNC_probe_read_kernel);
 	unread = jump_imm(p, BPF_JNE, R0, 0);
-	store_imm(p, R10, FP_KEY, 1);	/* the value */
+	/* the value: the forker's generation + 1, at most FRESH_GEN_MAX */
+	load(p, R1, R10, FP_FRESH);
+	alu_imm(p, BPF_ADD, R1, 1);
+	capped = jump_imm(p, BPF_JLE, R1, FRESH_GEN_MAX);
+	mov_imm(p, R1, FRESH_GEN_MAX);
+	land(p, capped);
+	store(p, R10, FP_KEY, R1);
 	load_map(p, R1, fc->fresh);
 	mov(p, R2, R10);
 	alu_imm(p, BPF_ADD, R2, FP_TGID);
@@ -394,7 +406,7 @@ static void walk(struct prog *p, const struct fork_counter *fc, enum fork_tp tp)
 		if (tp == FORK_TP_FORK) {
 			store_imm(p, R10, FP_HIT, 1);
 			load(p, R1, R10, FP_FRESH);
-			stale = jump_imm(p, BPF_JEQ, R1, 0);
+			stale = jump_imm(p, BPF_JLT, R1, 2);
 		}
 		for (unsigned s = 0; s < FORK_SLOTS; s++) {
 			if (tp == FORK_TP_FORK)

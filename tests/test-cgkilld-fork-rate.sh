@@ -138,6 +138,9 @@ sw() { awk '/^voluntary_ctxt_switches|^nonvoluntary_ctxt_switches/ { n += $2 } E
 # closed (5 s after it emptied), box/jobs/idle is the one armed
 kill -KILL "$sent_calm"
 wait_for 30 "box/jobs/idle armed alone" eval 'dump | grep -q "files: 1 cgroup(s) armed"'
+# and the daemon back in its wait after that dump (on a busy machine it
+# may still be writing it)
+wait_for 10 "the daemon at rest" eval 'a=$(sw); sleep 0.2; [ "$a" = "$(sw)" ]'
 s0=$(sw)
 sleep 2
 s1=$(sw)

@@ -2,7 +2,8 @@
 /*
  * cgkilld's fork counter (daemon/forkbpf.c) on the real kernel: its BPF
  * programs load, count the forks (not the threads) of fresh processes
- * (forked, not exec'd since), the execs and the exits of the tasks of a
+ * (forked there, not exec'd since) of the second generation or later,
+ * the execs and the exits of the tasks of a
  * watched cgroup's subtree, sub-cgroups included, and not those of an
  * unwatched sibling; a record comes once per window when the forks, less
  * the execs or exits, reach the limit, never for forks whose children
@@ -101,9 +102,11 @@ static void worker(enum work w, int n)
 	_exit(0);
 }
 
-/* A child of ours moves into the cgroup dir and forks the worker there:
- * a process forked outside, as ours are, is not fresh. */
-static void work_in(const char *dir, enum work w, int n)
+/* A child of ours moves into the cgroup dir and forks the worker there,
+ * of generation gen: 1 (forked by that child, which is not fresh: ours
+ * were forked outside), or 2 (forked by a child of that child). Only
+ * the forks of the second generation and later count. */
+static void work_in_gen(const char *dir, enum work w, int n, int gen)
 {
 	pid_t pid = fork();
 	int status = -1;
@@ -112,13 +115,21 @@ static void work_in(const char *dir, enum work w, int n)
 		pid_t c;
 
 		join(dir);
-		c = fork();
-		if (c == 0)
-			worker(w, n);
-		_exit(c > 0 && waitpid(c, &status, 0) == c && WIFEXITED(status) ? WEXITSTATUS(status) : 7);
+		for (int g = 0; g < gen; g++) {
+			c = fork();
+			if (c == 0)
+				continue;
+			_exit(c > 0 && waitpid(c, &status, 0) == c && WIFEXITED(status) ? WEXITSTATUS(status) : 7);
+		}
+		worker(w, n);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
 		bail_out("the worker in %s failed (status %d)", dir, status);
+}
+
+static void work_in(const char *dir, enum work w, int n)
+{
+	work_in_gen(dir, w, n, 2);
 }
 
 static uint64_t id_of(const char *dir)
@@ -187,20 +198,22 @@ int main(void)
 	idc = id_of(c);
 
 	/* box/a is at level 2 (cgkill-test.X/a); the exits of each worker
-	 * and of the child that forked it count, its fork does not */
+	 * and of the two that forked it count, their forks do not */
 	is_int(fork_counter_watch(fc, ida, 2, 0, &never), 0, "box/a watched");
 	work_in(a, FORKS, 40);
-	expect_counts(fc, ida, 0, 40, 0, 42, "40 forks in box/a");
+	expect_counts(fc, ida, 0, 40, 0, 43, "40 forks in box/a");
 	work_in(b, FORKS, 25);
-	expect_counts(fc, ida, 0, 65, 0, 69, "25 more in its child box/a/b count for box/a");
+	expect_counts(fc, ida, 0, 65, 0, 71, "25 more in its child box/a/b count for box/a");
 	work_in(b, THREADS, 10);
-	expect_counts(fc, ida, 0, 65, 0, 71, "10 threads are no forks, their ends no exits");
+	expect_counts(fc, ida, 0, 65, 0, 74, "10 threads are no forks, their ends no exits");
 	work_in(b, FORK_EXECS, 5);
-	expect_counts(fc, ida, 0, 70, 5, 78, "5 forks that exec");
+	expect_counts(fc, ida, 0, 70, 5, 82, "5 forks that exec");
 	work_in(b, SUBSHELLS, 20);
-	expect_counts(fc, ida, 0, 70, 6, 100, "an exec'd shell's 20 subshells: not fresh, its forks do not count");
+	expect_counts(fc, ida, 0, 70, 6, 105, "an exec'd shell's 20 subshells: not fresh, its forks do not count");
+	work_in_gen(b, FORKS, 10, 1);
+	expect_counts(fc, ida, 0, 70, 6, 117, "10 forks of a first generation: not counted");
 	work_in(c, FORKS, 40);
-	expect_counts(fc, ida, 0, 70, 6, 100, "40 forks in the unwatched sibling box/c do not count for box/a");
+	expect_counts(fc, ida, 0, 70, 6, 117, "40 forks in the unwatched sibling box/c do not count for box/a");
 	is_int(fork_counter_peek(fc, idc, 0, &(struct fork_counts){ 0 }), -ENOENT, "box/c has no counter");
 	is_int(fork_counter_read(fc, on_record, &seen), 0, "no record below the limit");
 
