@@ -63,7 +63,7 @@ doc = json.load(sys.stdin)
 errors = list(V(json.load(open(sys.argv[1], encoding="utf-8"))).iter_errors(doc))
 assert not errors, [e.message[:200] for e in errors[:3]]
 trig = [t for cg in doc["cgroups"] if cg["cgroup"].endswith("/jobs/calm") for t in cg["triggers"]]
-assert {"trigger": "fork-rate", "counted": True, "acts_at": 200, "window_ms": 100, "why": None} in trig, trig
+assert {"trigger": "fork-rate", "counted": True, "acts_at": 500, "window_ms": 250, "why": None} in trig, trig
 ' data/cgkilld-status.schema.json
 ok $? "cgkillctl status --json: box/jobs/calm's fork-rate counted, valid against the schema"
 
