@@ -31,7 +31,7 @@
 #			Trigger=pids-max, PidsMaxEvents=50, PidsWindow=1s
 #	fork-rate	the same daemon with the README's rule of issue 29
 #			(FORK_RULE): Trigger=fork-rate, ForkRate=2000,
-#			ForkWindow=100ms, and the pids-max keys above for
+#			ForkWindow=250ms, and the pids-max keys above for
 #			where it stands in; skipped, and said, where the
 #			daemon (CGKILLD) does not know the trigger
 # N storms a bomb kind in each daemon row (200; PIDS_N and FORK_N for one
@@ -81,7 +81,7 @@ CLONE_FROM=${CLONE_FROM:-$PWD}
 FELT=${FELT:-$build/bench/felt}
 DBOMB=${DBOMB:-$build/bench/cgkb-dbomb}
 PIDS_RULE=${PIDS_RULE:-$'Trigger=pids-max\nPidsMaxEvents=50\nPidsWindow=1s'}
-FORK_RULE=${FORK_RULE:-$'Trigger=fork-rate\nForkRate=2000\nForkWindow=100ms\nPidsMaxEvents=50\nPidsWindow=1s'}
+FORK_RULE=${FORK_RULE:-$'Trigger=fork-rate\nForkRate=2000\nForkWindow=250ms\nPidsMaxEvents=50\nPidsWindow=1s'}
 CLK_TCK=$(getconf CLK_TCK)
 
 probe=
