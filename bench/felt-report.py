@@ -10,11 +10,12 @@ from the files felt.sh leaves in its scratch directory (--work):
   notes      ROW TEXT
 
 and the daemon's event log (--events, one JSON object a line). Each
-storm's detection is the "time" of the first event whose watched cgroup
+storm's detection is the "detected_at" of the first event whose watched cgroup
 is the storm's. Percentiles are nearest rank. --dat FILE: every storm,
 workload and probe start over 100 ms, one a line, for the record.
 """
 import argparse
+import datetime
 import json
 import math
 import os
@@ -59,6 +60,14 @@ def action_of(e):
     return f"{did} {trig}"
 
 
+def event_us(e):
+    """The event's detection in us since the epoch: "detected_at" (RFC 3339,
+    event schema 2), or the older "time" (seconds)."""
+    if "detected_at" in e:
+        return int(round(datetime.datetime.fromisoformat(e["detected_at"]).timestamp() * 1e6))
+    return int(round(e["time"] * 1e6))
+
+
 def read_events(path):
     """watched cgroup -> (time_us, trigger type, action_of) of its first event"""
     first = {}
@@ -70,7 +79,7 @@ def read_events(path):
                 e = json.loads(line)
             except ValueError:
                 continue
-            t = int(round(e["time"] * 1e6))
+            t = event_us(e)
             trig = e.get("trigger", {}).get("type", "?")
             for cg in {e.get("watched"), e.get("cgroup")} - {None}:
                 if cg not in first or t < first[cg][0]:

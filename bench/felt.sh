@@ -20,7 +20,7 @@
 # A storm ends when its cgroup is empty, or at the cut-off (CUTOFF, 10 s;
 # NONE_CUTOFF, 2 s, without a daemon), where felt writes cgroup.kill and
 # the storm counts as not caught. Its start (the harness's fork), the
-# daemon's detection (the "time" of its event in EventLog=, when the
+# daemon's detection (the "detected_at" of its event in EventLog=, when the
 # action began) and the empty time are recorded, with pids.peak and the
 # forks pids.max refused. The next storm starts GAP seconds (0.5) later,
 # once the probe has started a program after the storm's end.

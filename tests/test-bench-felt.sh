@@ -102,7 +102,7 @@ printf 'fork-rate\tmake\t/cg/make\texit 0 20000\t40\t9000\t100\t1000000000\n' >"
 printf 'fork-rate\tloop\t/cg/loop\texit 0 10000\t2\t10000\t10\t1000000000\n' >>"$w/workloads"
 : >"$w/notes"
 {
-	echo '{"time": 1000.040000, "trigger": {"type": "fork-rate"}, "cgroup": "/cg/s1", "watched": "/cg/s1", "error": 0, "report": {"targets": [{"backend": "kernel", "signal_ms": 2.5, "empty_ms": 180.0}]}}'
+	echo '{"schema": 2, "detected_at": "1970-01-01T00:16:40.040000+00:00", "trigger": {"type": "fork-rate"}, "cgroup": "/cg/s1", "watched": "/cg/s1", "error": 0, "report": {"targets": [{"backend": "kernel", "signal_ms": 2.5, "empty_ms": 180.0}]}}'
 	echo '{"time": 1000.5, "trigger": {"type": "fork-rate"}, "cgroup": "/cg/make", "watched": "/cg/make"}'
 } >"$w/events"
 rep=$(python3 bench/felt-report.py --work "$w" --events "$w/events" --dat "$w/dat")
