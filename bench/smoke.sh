@@ -55,9 +55,10 @@ if ! CGKILL_BUILD=$abs CGKILLD=$abs/cgkilld CGKILL=$abs/cgkill FELT=$abs/bench/f
 fi
 cat "$out/felt.md"
 # a daemon row that ran names its rule; its storms' row: 2 storms, 2
-# emptied before the cut-off, 2 events of a trigger
+# emptied before the cut-off, by the rule's triggers (a fork-rate rule's
+# pids-max half may catch one: bench/RESULTS.md, issue 29)
 want=$(grep -c '^- [a-z-]*: rule: ' "$out/felt.md" || true)
-rows=$(grep -c '^| [a-z-]* | dbomb-3000 | 2 | 2 | [a-z-]* 2 | ' "$out/felt.md" || true)
+rows=$(grep -cE '^\| [a-z-]+ \| dbomb-3000 \| 2 \| 2 \| [a-z-]+ [12](, [a-z-]+ 1)? \| ' "$out/felt.md" || true)
 if [ "$want" -eq 0 ] || [ "$rows" -ne "$want" ]; then
 	echo "bench smoke: felt.sh: $rows of $want daemon rows caught their 2 storms"
 	fail=1
