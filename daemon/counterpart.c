@@ -642,23 +642,6 @@ bool procs_memory(int dfd, uint64_t *rss, uint64_t *swap)
 
 /* ---- --check ---- */
 
-/* A line of --check's report: it names cgroups that others named, so
- * through the library's filter, as log lines are. */
-__attribute__((format(printf, 1, 2))) static void check_say(const char *fmt, ...)
-{
-	char line[3 * PATH_MAX + 1024];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	cgk_text_write(stdout, line, strnlen(line, sizeof(line)), CGK_TEXT_SAFE);
-	putchar('\n');
-}
-
 static void check_one(const struct rule *r, const char *rel)
 {
 	static const struct {
@@ -669,6 +652,9 @@ static void check_one(const struct rule *r, const char *rel)
 		{ TRIG_OOM_KILL, "memory.events", "memory", "oom-kill" },
 		{ TRIG_PRESSURE_LEVEL, NULL, "memory", "memory-pressure-level" },
 	};
+
+	/* cgroup names others chose: through the log's filter (out_line) */
+	struct out say = { .f = stdout };
 
 	for (size_t i = 0; i < sizeof(uses) / sizeof(*uses); i++) {
 		char path[PATH_MAX], why[PATH_MAX + 512], *v1;
@@ -682,9 +668,9 @@ static void check_one(const struct rule *r, const char *rel)
 			continue;
 		v1 = v1_counterpart(rel, mount, uses[i].controller, false, why, sizeof(why));
 		if (v1)
-			check_say("  %s: %s/%s: %s on the v1 cgroup %s", r->name, D.v2, rel, uses[i].what, v1);
+			out_line(&say, "  %s: %s/%s: %s on the v1 cgroup %s", r->name, D.v2, rel, uses[i].what, v1);
 		else if (*why)
-			check_say("  %s: %s/%s: %s not armed: %s", r->name, D.v2, rel, uses[i].what, why);
+			out_line(&say, "  %s: %s/%s: %s not armed: %s", r->name, D.v2, rel, uses[i].what, why);
 		free(v1);
 	}
 }

@@ -8,6 +8,7 @@
  * their time after the prefix, as a syslog line does.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,7 +225,7 @@ void json_str(FILE *f, const char *s)
 
 void out_line(struct out *o, const char *fmt, ...)
 {
-	char buf[2048];
+	char buf[3 * PATH_MAX + 1024];	/* a line may name three paths */
 	va_list ap;
 	int n;
 
