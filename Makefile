@@ -92,10 +92,16 @@ TEST_LIBCGKILL ?= $(B)/libcgkill.a
 $(B)/tests/%: $(B)/tests/%.o $(TEST_LIB_SRC:%.c=$(B)/%.o) $(TEST_LIBCGKILL)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ -lpthread
 
+# The tests' workloads are not code under test: built without the
+# sanitizers of check-asan, whose every fork of an ASan process copies its
+# large mappings (a bomb of them at its pids.max starves the machine for
+# minutes, failed forks copying memory just as well).
+WORKLOAD_CFLAGS = $(WARN) $(if $(filter 1,$(WERROR)),-Werror) -O2 -g
+
 # A program of its own, so a bomb's forks copy it and not a test binary.
 $(B)/tests/forkbomb: tests/helper/forkbomb.c $(B)/flags
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $<
+	$(CC) $(CPPFLAGS) $(WORKLOAD_CFLAGS) -o $@ $<
 
 # What the shell tests' waits are stretched by (tests/lib.sh: wait_for): the
 # same code as the C tests' deadlines.
@@ -107,7 +113,7 @@ $(B)/tests/deadline: tests/helper/deadline.c tests/support/deadline.c tests/supp
 # tests and bench/oomd-peer.sh.
 $(B)/tests/thrash: bench/thrash.c $(B)/flags
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $<
+	$(CC) $(CPPFLAGS) $(WORKLOAD_CFLAGS) -o $@ $<
 
 tests: all test-programs
 test-programs: $(TEST_BIN) $(B)/tests/forkbomb $(B)/tests/thrash $(B)/tests/deadline
@@ -132,10 +138,12 @@ test-deps:
 		echo "make check: the tests need $(K8S_MODELS) (npm), installing it with npm install -g"; \
 		npm install -g -s $(K8S_MODELS) >/dev/null 2>&1 || echo "cannot install $(K8S_MODELS) (tests/test-deploy.sh fails or skips)"; fi
 
-# CGKILL_TEST_NO_SKIP=1 turns a skipped cgroup test into a failure (CI sets it).
+# CGKILL_TEST_NO_SKIP=1 turns a skipped cgroup test into a failure (CI sets it);
+# CGKILL_TEST_TIMEOUT (seconds, 900 by default) fails a file that hangs
+# (tests/run-test). --timer: each file's time, for finding the slow ones.
 check: test-deps tests
 	CGKILL=$(abspath $(B)/cgkill) CGKILL_BUILD=$(abspath $(B)) \
-		prove -f --exec "" $(TEST_BIN) $(TEST_SH)
+		prove -f --timer --exec tests/run-test $(TEST_BIN) $(TEST_SH)
 
 # Builds the Debian packages in a copy of the tree and installs them in a
 # scratch root (slow; needs debhelper and dpkg-dev: it fails, saying so,

@@ -105,10 +105,14 @@ other_bomb=$started
 wait_for 60 "the bomb in box/other/bomb at its pids.max" \
 	eval '[ "$(pev other/bomb | awk '"'"'$1 == "max" { print $2 }'"'"')" -gt 0 ]'
 ok $? "a bomb in the unwatched box/other/bomb reaches its pids.max"
-populated other/bomb && [ -z "$(event_of other/bomb)" ] && [ "$(grep -c . "$events")" -eq 2 ]
-ok $? "and is not acted on: its forks count for no watched cgroup"
+# killed at once, then looked at: a bomb left spinning at its pids.max
+# starves every command of this test for minutes on 2 CPUs
+populated other/bomb
+reached=$?
 "$CGKILL" -q "$v2/$box/other/bomb" >/dev/null 2>&1
 wait_for 30 "box/other/bomb emptied" empty other/bomb || bail_out "the bomb in box/other/bomb lives on"
+[ "$reached" = 0 ] && [ -z "$(event_of other/bomb)" ] && [ "$(grep -c . "$events")" -eq 2 ]
+ok $? "and is not acted on: its forks count for no watched cgroup"
 : "$other_bomb"
 
 # ---- fork-heavy work, not killed ----
