@@ -10,26 +10,27 @@
  * nor ended: a bomb's (its children fork on, or fork and end, without
  * exec), not a build's or a script's (their children exec, or end soon).
  *
- * Only the forks of fresh processes of the second generation or later
- * count: forked in a watched subtree by a process that was itself forked
- * there, and not exec'd since (an LRU hash of their tgids and
- * generations). A bomb's processes are; a shell, make, a test runner, a
- * service manager are programs exec'd, and so are the first generation
- * they fork: a helper that forks children which leave the subtree (a
- * test moving them to cgroups of their own) and are never seen to end
- * here, or a subshell that forks a program, does not count.
+ * Only the forks of fresh processes count: forked in a watched subtree
+ * and not exec'd since (an LRU hash of their tgids). A bomb's processes
+ * are; a shell, make, a test runner, a service manager are programs
+ * exec'd, whose own forks do not count. A fresh process's exec or exit
+ * counts for the watched cgroups its fork was counted for, wherever it is
+ * then: a child that leaves the subtree (a test moving it to a sandbox of
+ * its own) and ends there is counted as ended.
  *
  *  - raw tracepoint task_newtask (copy_process(), in the forking task):
  *    a new process (not a thread: CLONE_THREAD is left out) counts as a
  *    fork for every watched ancestor of the forking task's cgroup, found
  *    by the kernel's own ids (bpf_get_current_ancestor_cgroup_id: the
  *    cgroup the task is in, which no one can claim for another cgroup),
- *    if the forking process is fresh; the child is fresh (its tgid read
- *    at the offset that the kernel's BTF gives);
- *  - raw tracepoint sched_process_exec: an exec counts for the same, and
- *    the process is fresh no more;
+ *    the FRESH_ORIGINS nearest the root, if the forking process is fresh;
+ *    the child is fresh (its tgid read at the offset that the kernel's
+ *    BTF gives), marked with those ancestors;
+ *  - raw tracepoint sched_process_exec: an exec counts for the ancestors
+ *    of a fresh process's mark, or else for the same as a fork, and the
+ *    process is fresh no more;
  *  - raw tracepoint sched_process_exit: the exit of a process's leader
- *    (pid == tgid: not of its other threads) counts for the same.
+ *    (pid == tgid: not of its other threads) counts as an exec does.
  *
  * Watched cgroups are keys of a hash map (their ids); the value holds
  * FORK_SLOTS counters, one for each rule that watches the cgroup, each
@@ -59,7 +60,7 @@
 #define RINGBUF_SIZE (64 * 1024)
 #define WATCHED_MAX 65536
 #define FRESH_MAX 65536
-#define FRESH_GEN_MAX 255
+#define FRESH_ORIGINS 4		/* watched cgroups a fresh process is counted for */
 #define LOG_SIZE (64 * 1024)
 
 /* A counter of one rule in a watched cgroup's value (FORK_SLOTS of them). */
@@ -298,8 +299,24 @@ static size_t prologue(struct prog *p, enum fork_tp tp)
 	return SIZE_MAX;	/* an exec: each counts */
 }
 
-/* Stack slots: the map keys, the flags of the walk, the child's tgid. */
-enum { FP_KEY = -8, FP_FRESH = -16, FP_HIT = -24, FP_TGID = -32 };
+/* A fresh process's mark in the LRU hash (by tgid): the watched cgroups
+ * its fork was counted for, nearest the root first (0: none), which its
+ * exec or exit is counted for, wherever it is then. */
+struct fresh_mark {
+	uint64_t origin[FRESH_ORIGINS];
+};
+
+#define MARK(field) ((int16_t)(FP_MARK + (int16_t)offsetof(struct fresh_mark, field)))
+
+/* Stack slots: the map keys, whether the forker is fresh, the watched
+ * cgroups found (how many), the child's tgid, the child's mark. */
+enum {
+	FP_KEY = -8,
+	FP_FRESH = -16,
+	FP_HIT = -24,
+	FP_TGID = -32,
+	FP_MARK = FP_TGID - (int)sizeof(struct fresh_mark),
+};
 
 /* r0 = the current task's tgid (its process). */
 static void current_tgid(struct prog *p)
@@ -318,28 +335,29 @@ static void map_call(struct prog *p, int fd, int16_t key, int32_t helper)
 	call(p, helper);
 }
 
-/* Before the walk, on a fork: the forking process's generation of fresh
- * processes (0: not fresh, 1: forked by one that is not, 2: by one of
- * generation 1...). Only the forks of generation 2 and later count. */
+/* Before the walk, on a fork: whether the forking process is fresh (only
+ * its forks count), and the child's mark empty. */
 static void fork_before(struct prog *p, const struct fork_counter *fc)
 {
 	size_t stale;
 
 	store_imm(p, R10, FP_FRESH, 0);
 	store_imm(p, R10, FP_HIT, 0);
+	for (int16_t off = 0; off < (int16_t)sizeof(struct fresh_mark); off += 8)
+		store_imm(p, R10, (int16_t)(FP_MARK + off), 0);
 	current_tgid(p);
 	store(p, R10, FP_KEY, R0);
 	map_call(p, fc->fresh, FP_KEY, BPF_FUNC_map_lookup_elem);
 	stale = jump_imm(p, BPF_JEQ, R0, 0);
-	load(p, R1, R0, 0);
-	store(p, R10, FP_FRESH, R1);
+	store_imm(p, R10, FP_FRESH, 1);
 	land(p, stale);
 }
 
-/* After the walk, on a fork in a watched subtree: the child is fresh. */
+/* After the walk, on a fork in a watched subtree: the child is fresh,
+ * marked with the watched cgroups found. */
 static void fork_after(struct prog *p, const struct fork_counter *fc, long tgid_off)
 {
-	size_t nohit, unread, capped;
+	size_t nohit, unread;
 
 	load(p, R1, R10, FP_HIT);
 	nohit = jump_imm(p, BPF_JEQ, R1, 0);
@@ -351,22 +369,60 @@ static void fork_after(struct prog *p, const struct fork_counter *fc, long tgid_
 	alu_imm(p, BPF_ADD, R3, (int32_t)tgid_off);
 	call(p, BPF_FUNC_probe_read_kernel);
 	unread = jump_imm(p, BPF_JNE, R0, 0);
-	/* the value: the forker's generation + 1, at most FRESH_GEN_MAX */
-	load(p, R1, R10, FP_FRESH);
-	alu_imm(p, BPF_ADD, R1, 1);
-	capped = jump_imm(p, BPF_JLE, R1, FRESH_GEN_MAX);
-	mov_imm(p, R1, FRESH_GEN_MAX);
-	land(p, capped);
-	store(p, R10, FP_KEY, R1);
 	load_map(p, R1, fc->fresh);
 	mov(p, R2, R10);
 	alu_imm(p, BPF_ADD, R2, FP_TGID);
 	mov(p, R3, R10);
-	alu_imm(p, BPF_ADD, R3, FP_KEY);
+	alu_imm(p, BPF_ADD, R3, FP_MARK);
 	mov_imm(p, R4, BPF_ANY);
 	call(p, BPF_FUNC_map_update_elem);
 	land(p, nohit);
 	land(p, unread);
+}
+
+/* On a fork, the watched cgroup whose id is at FP_KEY found: kept in the
+ * child's mark, and a jump past its counting (returned) when the mark
+ * is full: a fork is counted only where its exec or exit will be. */
+static size_t fork_origin(struct prog *p)
+{
+	size_t next[FRESH_ORIGINS], kept[FRESH_ORIGINS], full;
+
+	load(p, R1, R10, FP_HIT);
+	for (unsigned i = 0; i < FRESH_ORIGINS; i++) {
+		next[i] = jump_imm(p, BPF_JNE, R1, (int32_t)i);
+		load(p, R2, R10, FP_KEY);
+		store(p, R10, MARK(origin[i]), R2);
+		kept[i] = jump_imm(p, BPF_JA, 0, 0);
+		land(p, next[i]);
+	}
+	full = jump_imm(p, BPF_JA, 0, 0);
+	for (unsigned i = 0; i < FRESH_ORIGINS; i++)
+		land(p, kept[i]);
+	alu_imm(p, BPF_ADD, R1, 1);
+	store(p, R10, FP_HIT, R1);
+	return full;
+}
+
+/* On an exec or an exit of a fresh process (r8 its mark): counted for
+ * the watched cgroups its fork was counted for, wherever it is now (a
+ * process that moved out of a watched subtree, as a test runner's do,
+ * is counted there all the same). */
+static void count_origins(struct prog *p, const struct fork_counter *fc, enum fork_tp tp)
+{
+	for (unsigned i = 0; i < FRESH_ORIGINS; i++) {
+		size_t none, miss;
+
+		load(p, R1, R8, (int16_t)offsetof(struct fresh_mark, origin[i]));
+		none = jump_imm(p, BPF_JEQ, R1, 0);
+		store(p, R10, FP_KEY, R1);
+		map_call(p, fc->watched, FP_KEY, BPF_FUNC_map_lookup_elem);
+		miss = jump_imm(p, BPF_JEQ, R0, 0);
+		mov(p, R7, R0);
+		for (unsigned s = 0; s < FORK_SLOTS; s++)
+			count_slot(p, s, tp == FORK_TP_EXEC ? SLOT(s, execs) : SLOT(s, exits));
+		land(p, none);
+		land(p, miss);
+	}
 }
 
 /* On an exec or an exit: the process is fresh no more. */
@@ -390,7 +446,7 @@ static void walk(struct prog *p, const struct fork_counter *fc, enum fork_tp tp)
 	nolevels = jump_imm(p, BPF_JEQ, R0, 0);
 	load(p, R8, R0, 0);
 	for (unsigned level = 1; level <= FORK_LEVELS; level++) {
-		size_t skip, miss, stale = SIZE_MAX;
+		size_t skip, miss, stale = SIZE_MAX, full = SIZE_MAX;
 
 		mov(p, R1, R8);
 		alu_imm(p, BPF_AND, R1, (int32_t)(1u << level));
@@ -404,9 +460,9 @@ static void walk(struct prog *p, const struct fork_counter *fc, enum fork_tp tp)
 		miss = jump_imm(p, BPF_JEQ, R0, 0);
 		mov(p, R7, R0);
 		if (tp == FORK_TP_FORK) {
-			store_imm(p, R10, FP_HIT, 1);
+			full = fork_origin(p);
 			load(p, R1, R10, FP_FRESH);
-			stale = jump_imm(p, BPF_JLT, R1, 2);
+			stale = jump_imm(p, BPF_JEQ, R1, 0);
 		}
 		for (unsigned s = 0; s < FORK_SLOTS; s++) {
 			if (tp == FORK_TP_FORK)
@@ -418,10 +474,34 @@ static void walk(struct prog *p, const struct fork_counter *fc, enum fork_tp tp)
 		land(p, miss);
 		if (stale != SIZE_MAX)
 			land(p, stale);
+		if (full != SIZE_MAX)
+			land(p, full);
 	}
 	land(p, nolevels);
 	for (size_t i = 0; i < nabove; i++)
 		land(p, above[i]);
+}
+
+/* On an exec or an exit: a fresh process's counted for its origins, any
+ * other task's for the watched ancestors of its cgroup; the process is
+ * fresh no more. */
+static void exec_or_exit(struct prog *p, const struct fork_counter *fc, enum fork_tp tp)
+{
+	size_t unmarked, done;
+
+	current_tgid(p);
+	store(p, R10, FP_KEY, R0);
+	map_call(p, fc->fresh, FP_KEY, BPF_FUNC_map_lookup_elem);
+	unmarked = jump_imm(p, BPF_JEQ, R0, 0);
+	mov(p, R8, R0);
+	call(p, BPF_FUNC_ktime_get_ns);
+	mov(p, R9, R0);
+	count_origins(p, fc, tp);
+	done = jump_imm(p, BPF_JA, 0, 0);
+	land(p, unmarked);
+	walk(p, fc, tp);
+	land(p, done);
+	stale_after(p, fc);
 }
 
 /* The program of one tracepoint. */
@@ -431,13 +511,13 @@ static bool build(struct prog *p, const struct fork_counter *fc, enum fork_tp tp
 
 	mov(p, R6, R1);
 	left_out = prologue(p, tp);
-	if (tp == FORK_TP_FORK)
+	if (tp == FORK_TP_FORK) {
 		fork_before(p, fc);
-	walk(p, fc, tp);
-	if (tp == FORK_TP_FORK)
+		walk(p, fc, tp);
 		fork_after(p, fc, fc->tgid_off);
-	else
-		stale_after(p, fc);
+	} else {
+		exec_or_exit(p, fc, tp);
+	}
 	if (left_out != SIZE_MAX)
 		land(p, left_out);
 	mov_imm(p, R0, 0);
@@ -751,7 +831,8 @@ static int setup(struct fork_counter *fc, char *why, size_t size)
 	}
 	fc->levels = map_create(BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(uint64_t), 1, 0, "cgkilld_levels");
 	fc->ring = map_create(BPF_MAP_TYPE_RINGBUF, 0, 0, RINGBUF_SIZE, 0, "cgkilld_ring");
-	fc->fresh = map_create(BPF_MAP_TYPE_LRU_HASH, sizeof(uint32_t), sizeof(uint64_t), FRESH_MAX, 0, "cgkilld_fresh");
+	fc->fresh = map_create(BPF_MAP_TYPE_LRU_HASH, sizeof(uint32_t), sizeof(struct fresh_mark), FRESH_MAX, 0,
+			       "cgkilld_fresh");
 	if (fc->levels < 0 || fc->ring < 0 || fc->fresh < 0) {
 		r = fc->levels < 0 ? fc->levels : fc->ring < 0 ? fc->ring : fc->fresh;
 		snprintf(why, size, "%s map: %s", fc->levels < 0 ? "array" : fc->ring < 0 ? "ring buffer" : "LRU hash",

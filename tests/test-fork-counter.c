@@ -2,13 +2,14 @@
 /*
  * cgkilld's fork counter (daemon/forkbpf.c) on the real kernel: its BPF
  * programs load, count the forks (not the threads) of fresh processes
- * (forked there, not exec'd since) of the second generation or later,
- * the execs and the exits of the tasks of a
- * watched cgroup's subtree, sub-cgroups included, and not those of an
- * unwatched sibling; a record comes once per window when the forks, less
- * the execs or exits, reach the limit, never for forks whose children
- * exec or end, never for a rate below the limit; unwatched, a cgroup is
- * counted no more.
+ * (forked there, not exec'd since), the execs and the exits of the tasks
+ * of a watched cgroup's subtree, sub-cgroups included, and not those of
+ * an unwatched sibling; the exec or exit of a fresh process that moved
+ * out counts where its fork did; a fork counts for the 4 watched cgroups
+ * nearest the root, not a fifth; a record comes once per window when the
+ * forks, less the execs or exits, reach the limit, never for forks whose
+ * children exec or end, never for a rate below the limit; unwatched, a
+ * cgroup is counted no more.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +31,11 @@ enum work {
 	HOLDS,		/* children that live until the worker ends */
 	SLOW_HOLDS,	/* the same, 10ms apart */
 	SUBSHELLS,	/* the worker execs sh, which forks subshells */
+	MOVERS,		/* children that move to move_to and end there */
+	MOVER_EXECS,	/* children that move to move_to and exec /bin/true there */
 };
+
+static const char *move_to;
 
 static void *idle_thread(void *arg)
 {
@@ -67,7 +72,9 @@ static void one(enum work w, const int hold[2])
 	if (c == 0) {
 		char b;
 
-		if (w == FORK_EXECS)
+		if (w == MOVERS || w == MOVER_EXECS)
+			join(move_to);
+		if (w == FORK_EXECS || w == MOVER_EXECS)
 			execl("/bin/true", "true", (char *)NULL);
 		close(hold[1]);
 		if (w == HOLDS || w == SLOW_HOLDS)
@@ -103,9 +110,8 @@ static void worker(enum work w, int n)
 }
 
 /* A child of ours moves into the cgroup dir and forks the worker there,
- * of generation gen: 1 (forked by that child, which is not fresh: ours
- * were forked outside), or 2 (forked by a child of that child). Only
- * the forks of the second generation and later count. */
+ * of generation gen: 0 (that child itself, not fresh: ours were forked
+ * outside), 1 (forked by that child: fresh, its forks count), 2... */
 static void work_in_gen(const char *dir, enum work w, int n, int gen)
 {
 	pid_t pid = fork();
@@ -129,7 +135,7 @@ static void work_in_gen(const char *dir, enum work w, int n, int gen)
 
 static void work_in(const char *dir, enum work w, int n)
 {
-	work_in_gen(dir, w, n, 2);
+	work_in_gen(dir, w, n, 1);
 }
 
 static uint64_t id_of(const char *dir)
@@ -171,6 +177,33 @@ static void expect_counts(struct fork_counter *fc, uint64_t id, unsigned slot, u
 	   (unsigned long long)n.exits, (unsigned long long)exits);
 }
 
+/* Five nested watched cgroups: a fork in the deepest counts for the four
+ * nearest the root, and so do the exits of the processes it made; the
+ * fifth counts nothing (its window starts at a fork counted). */
+static void nested(struct fork_counter *fc, const char *box, const struct fork_limit *never)
+{
+	char rel[64] = "n1", *dir[5];
+	uint64_t id[5];
+
+	for (int i = 0; i < 5; i++) {
+		if (i)
+			snprintf(rel + strlen(rel), sizeof(rel) - strlen(rel), "/n%d", i + 1);
+		dir[i] = sb_mkdir(box, rel);
+		if (!dir[i])
+			bail_out("cannot make %s below %s", rel, box);
+		id[i] = id_of(dir[i]);
+		is_int(fork_counter_watch(fc, id[i], (unsigned)i + 2, 0, never), 0, "box/%s watched", rel);
+	}
+	work_in(dir[4], FORKS, 10);
+	for (int i = 0; i < 5; i++)
+		expect_counts(fc, id[i], 0, i < 4 ? 10 : 0, 0, i < 4 ? 12 : 0,
+			      i < 4 ? "10 forks in box/n1/../n5" : "10 forks in box/n1/../n5, for n5 the fifth");
+	for (int i = 4; i >= 0; i--) {
+		is_int(fork_counter_unwatch(fc, id[i], (unsigned)i + 2, 0), 0, "box/n1/../n%d unwatched", i + 1);
+		free(dir[i]);
+	}
+}
+
 int main(void)
 {
 	struct fork_limit never = { .limit = 1000000000, .window_ns = 3600000000000ull, .cookie = 1 };
@@ -198,22 +231,27 @@ int main(void)
 	idc = id_of(c);
 
 	/* box/a is at level 2 (cgkill-test.X/a); the exits of each worker
-	 * and of the two that forked it count, their forks do not */
+	 * and of the one that forked it count, their forks do not */
 	is_int(fork_counter_watch(fc, ida, 2, 0, &never), 0, "box/a watched");
 	work_in(a, FORKS, 40);
-	expect_counts(fc, ida, 0, 40, 0, 43, "40 forks in box/a");
+	expect_counts(fc, ida, 0, 40, 0, 42, "40 forks in box/a");
 	work_in(b, FORKS, 25);
-	expect_counts(fc, ida, 0, 65, 0, 71, "25 more in its child box/a/b count for box/a");
+	expect_counts(fc, ida, 0, 65, 0, 69, "25 more in its child box/a/b count for box/a");
 	work_in(b, THREADS, 10);
-	expect_counts(fc, ida, 0, 65, 0, 74, "10 threads are no forks, their ends no exits");
+	expect_counts(fc, ida, 0, 65, 0, 71, "10 threads are no forks, their ends no exits");
 	work_in(b, FORK_EXECS, 5);
-	expect_counts(fc, ida, 0, 70, 5, 82, "5 forks that exec");
+	expect_counts(fc, ida, 0, 70, 5, 78, "5 forks that exec");
 	work_in(b, SUBSHELLS, 20);
-	expect_counts(fc, ida, 0, 70, 6, 105, "an exec'd shell's 20 subshells: not fresh, its forks do not count");
-	work_in_gen(b, FORKS, 10, 1);
-	expect_counts(fc, ida, 0, 70, 6, 117, "10 forks of a first generation: not counted");
+	expect_counts(fc, ida, 0, 70, 6, 100, "an exec'd shell's 20 subshells: not fresh, its forks do not count");
+	work_in_gen(b, FORKS, 10, 0);
+	expect_counts(fc, ida, 0, 70, 6, 111, "10 forks of a process forked outside: not fresh, not counted");
+	move_to = c;
+	work_in(a, MOVERS, 15);
+	expect_counts(fc, ida, 0, 85, 6, 128, "15 children that end in box/c: their exits count for box/a");
+	work_in(a, MOVER_EXECS, 15);
+	expect_counts(fc, ida, 0, 100, 21, 130, "15 that exec in box/c: their execs count for box/a");
 	work_in(c, FORKS, 40);
-	expect_counts(fc, ida, 0, 70, 6, 117, "40 forks in the unwatched sibling box/c do not count for box/a");
+	expect_counts(fc, ida, 0, 100, 21, 130, "40 forks in the unwatched sibling box/c do not count for box/a");
 	is_int(fork_counter_peek(fc, idc, 0, &(struct fork_counts){ 0 }), -ENOENT, "box/c has no counter");
 	is_int(fork_counter_read(fc, on_record, &seen), 0, "no record below the limit");
 
@@ -249,6 +287,7 @@ int main(void)
 	is_int(fork_counter_peek(fc, ida, 0, &(struct fork_counts){ 0 }), -ENOENT, "box/a has no counter any more");
 	is_int(fork_counter_unwatch(fc, ida, 2, 0), -ENOENT, "unwatched twice: ENOENT");
 	is_int(fork_counter_watch(fc, ida, FORK_LEVELS + 1, 0, &never), -EINVAL, "a level too deep: EINVAL");
+	nested(fc, box, &never);
 	fork_counter_close(fc);
 	free(a);
 	free(b);

@@ -8,7 +8,9 @@
  * have passed). Then, for windows of 10, 50, 100 and 200 ms, the most
  * forks (of fresh processes) and the most of the trigger's count (those
  * forks less the execs or the exits, whichever are more) seen in any
- * one window (sliding), and the totals.
+ * one window (sliding), and the totals; and the most of the count seen in
+ * the trigger's own windows (tumbling, in the kernel) of 100, 250 and
+ * 500 ms, what the trigger compares with its limit.
  * For choosing ForkRate= and ForkWindow= (cgkilld.conf(5)).
  */
 #include <errno.h>
@@ -22,10 +24,19 @@
 
 #include "../../daemon/cgkilld.h"
 
+/* The trigger's own windows, in slots 1.. of the counter. */
+static const unsigned tumbling_ms[] = { 100, 250, 500 };
+#define TUMBLING_N (sizeof(tumbling_ms) / sizeof(tumbling_ms[0]))
+
 struct sample {
 	uint64_t t_us;
 	int64_t forks, score;	/* score: forks - max(execs, exits) */
 };
+
+static int64_t score_of(const struct fork_counts *c)
+{
+	return (int64_t)c->forks - (int64_t)(c->execs > c->exits ? c->execs : c->exits);
+}
 
 static uint64_t probe_now_us(void)
 {
@@ -84,6 +95,7 @@ int main(int argc, char **argv)
 	char why[512];
 	unsigned level = 0;
 	bool began = false;
+	int64_t tumbling_best[TUMBLING_N] = { 0 };
 	int fd;
 
 	if (!dir) {
@@ -112,9 +124,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "forkprobe: %s\n", why);
 		return 1;
 	}
-	if (fork_counter_watch(fc, id, level, 0, &never) < 0) {
-		fprintf(stderr, "forkprobe: %s at level %u: cannot watch it\n", dir, level);
-		return 1;
+	for (unsigned i = 0; i <= TUMBLING_N; i++) {
+		struct fork_limit lim = never;
+
+		if (i)
+			lim.window_ns = tumbling_ms[i - 1] * 1000000ull;
+		if (fork_counter_watch(fc, id, level, i, &lim) < 0) {
+			fprintf(stderr, "forkprobe: %s at level %u: cannot watch it\n", dir, level);
+			return 1;
+		}
 	}
 	sched_setscheduler(0, SCHED_FIFO, &sp);
 	cap = (size_t)secs * 1000 + 16;
@@ -130,8 +148,13 @@ int main(int argc, char **argv)
 		if (!began && (c.forks || c.execs || c.exits))
 			began = true;
 		if (began) {
-			s[n++] = (struct sample){ probe_now_us(), (int64_t)c.forks,
-						  (int64_t)c.forks - (int64_t)(c.execs > c.exits ? c.execs : c.exits) };
+			s[n++] = (struct sample){ probe_now_us(), (int64_t)c.forks, score_of(&c) };
+			for (unsigned i = 0; i < TUMBLING_N; i++) {
+				struct fork_counts t;
+
+				if (fork_counter_peek(fc, id, i + 1, &t) == 0 && score_of(&t) > tumbling_best[i])
+					tumbling_best[i] = score_of(&t);
+			}
 			if (n % 50 == 0 && populated(dir) == 0)
 				break;
 		}
@@ -147,6 +170,8 @@ int main(int argc, char **argv)
 	report(s, n, 50000);
 	report(s, n, 100000);
 	report(s, n, 200000);
+	for (unsigned i = 0; i < TUMBLING_N; i++)
+		printf("the trigger's window %3ums: most count %6lld\n", tumbling_ms[i], (long long)tumbling_best[i]);
 	free(s);
 	fork_counter_close(fc);
 	return 0;
