@@ -121,13 +121,23 @@ for i in $(seq 48); do printf 'int f%d(void) { return %d; }\n' "$i" "$i" >"$kd_t
 printf 'int main(void) { return 0; }\n' >"$kd_tmp/proj/main.c"
 printf 'OBJS := $(patsubst %%.c,%%.o,$(wildcard *.c))\nprog: $(OBJS)\n\t$(CC) -o $@ $(OBJS)\n' >"$kd_tmp/proj/Makefile"
 cpu0=$(awk '{ print $14 + $15 }' "/proc/$kd_daemon/stat")
+# each writes $w.done when it succeeded, its output to $w.log; make
+# without the MAKEFLAGS of a make check-asan above us (its CFLAGS would
+# build the project with ASan and fail to link it)
+declare -A wpid
 start_in jobs/loop sh -c "i=0; while [ \$i -lt 2000 ]; do /bin/true; i=\$((i + 1)); done && touch '$kd_tmp/loop.done'"
+wpid[loop]=$started
 start_in jobs/xargs sh -c "seq 1000 | xargs -P 32 -n 1 /bin/true && touch '$kd_tmp/xargs.done'"
-start_in jobs/make sh -c "make -s -j16 -C '$kd_tmp/proj' && touch '$kd_tmp/make.done'"
+wpid[xargs]=$started
+start_in jobs/make sh -c "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -j16 -C '$kd_tmp/proj' \
+	>'$kd_tmp/make.log' 2>&1 && touch '$kd_tmp/make.done'"
+wpid[make]=$started
 for w in loop xargs make; do
-	wait_for 300 "the $w workload to end" eval "[ -e '$kd_tmp/$w.done' ] || { [ -n \"\$(event_of jobs/$w)\" ] && empty jobs/$w; }"
+	# ended: succeeded, failed or killed
+	wait_for 120 "the $w workload to end" eval "! kill -0 ${wpid[$w]} 2>/dev/null"
 	[ -e "$kd_tmp/$w.done" ] && [ -z "$(event_of jobs/$w)" ]
-	ok $? "the $w workload ran to its end, not acted on" || diag "event: $(event_of jobs/$w)"
+	ok $? "the $w workload ran to its end, not acted on" ||
+		diag "event: $(event_of jobs/$w); output: $(tail -n 5 "$kd_tmp/$w.log" 2>/dev/null)"
 done
 cpu1=$(awk '{ print $14 + $15 }' "/proc/$kd_daemon/stat")
 diag "the daemon's CPU during the three workloads: $((cpu1 - cpu0)) ticks of $(getconf CLK_TCK)/s"
