@@ -283,6 +283,9 @@ struct trigger_ops {
 	bool counts;		/* a counter whose value at arming is a baseline */
 	/* the cgroup's populated state changed (NULL: nothing to do) */
 	void (*populated)(struct cg *c);
+	/* armed from the cgroup's watch to its removal, empty or not, not
+	 * only while populated (fork-rate: a bomb's first forks count) */
+	bool from_watch;
 };
 
 extern const struct trigger_ops trigger_pids, trigger_memory, trigger_pressure, trigger_swap, trigger_fork_rate;

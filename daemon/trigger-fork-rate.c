@@ -259,4 +259,5 @@ const struct trigger_ops trigger_fork_rate = {
 	.event = ring_event,
 	.disarm = fork_disarm,
 	.dump = fork_dump,
+	.from_watch = true,
 };

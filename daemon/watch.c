@@ -529,7 +529,7 @@ const struct trigger_ops *const triggers[] = { &trigger_pids, &trigger_memory, &
 						&trigger_fork_rate, NULL };
 
 /* Arms c's triggers of its rule (late: only those that may be armed late,
- * saying so); true if any was armed. */
+ * saying so); those armed from the watch again, if that failed. */
 static void arm_triggers(struct cg *c, bool late)
 {
 	struct rule *r = c->rule;
@@ -542,10 +542,22 @@ static void arm_triggers(struct cg *c, bool late)
 	}
 }
 
-static void disarm_triggers(struct cg *c)
+/* Those armed from the watch, when c is watched: an empty cgroup's
+ * counting starts before its first process. */
+static void arm_from_watch(struct cg *c)
 {
 	for (const struct trigger_ops *const *t = triggers; *t; t++)
-		(*t)->disarm(c);
+		if ((*t)->from_watch && (c->rule->triggers & (*t)->triggers))
+			(*t)->arm(c, false);
+}
+
+/* c's triggers closed: those armed while populated, when it is armed;
+ * those armed from the watch too, when it is removed. */
+static void disarm_triggers(struct cg *c, bool removed)
+{
+	for (const struct trigger_ops *const *t = triggers; *t; t++)
+		if ((*t)->from_watch ? removed : c->armed)
+			(*t)->disarm(c);
 }
 
 static void disarm(struct cg *c)
@@ -553,7 +565,7 @@ static void disarm(struct cg *c)
 	if (!c->armed)
 		return;
 	q_del(&emptied, c);
-	disarm_triggers(c);
+	disarm_triggers(c, false);
 	c->armed = false;
 	list_del(c);
 	list_add(&idle, c);
@@ -872,6 +884,7 @@ static void add_cg(struct rule *r, const char *rel, bool force)
 	D.ncgs++;
 	kid(rel, 1);
 	c->populated = read_populated(c);
+	arm_from_watch(c);
 	if (c->populated)
 		arm(c);
 	else
@@ -905,8 +918,7 @@ static void remove_cg(struct cg *c, const char *why)
 	if (c->dead)
 		return;
 	q_del(queue_of(c), c);
-	if (c->armed)
-		disarm_triggers(c);
+	disarm_triggers(c, true);
 	htab_del(&cgs, hash_cg(c->rule, c->rel), c);
 	list_del(c);
 	unwatch_events(c);

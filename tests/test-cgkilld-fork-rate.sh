@@ -10,6 +10,8 @@
 #  - fork-heavy work at the same limit is not killed: a shell loop of
 #    2,000 /bin/true, xargs -P 32 over 1,000 jobs, make -j16 of a small
 #    generated project;
+#  - an empty cgroup is counted from its watch, before its first
+#    process (a bomb's first forks count), and still once emptied;
 #  - idle, the armed trigger costs no wakeup;
 #  - with bpf(2) denied (no CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN), the log
 #    says so once and a bomb is still killed, by pids-max.
@@ -66,6 +68,9 @@ trig = [t for cg in doc["cgroups"] if cg["cgroup"].endswith("/jobs/calm") for t 
 assert {"trigger": "fork-rate", "counted": True, "acts_at": 500, "window_ms": 250, "why": None} in trig, trig
 ' data/cgkilld-status.schema.json
 ok $? "cgkillctl status --json: box/jobs/calm's fork-rate counted, valid against the schema"
+mkcg jobs/early $PMAX || bail_out "cannot create $box/jobs/early"
+wait_for 20 "box/jobs/early counted" eval 'dump | grep -A3 "jobs/early (rule bombs)" | grep -q "fork-rate: counted in the kernel"'
+ok $? "the empty box/jobs/early is counted in the kernel before its first process"
 
 # the event of cgroup $1 (below box), if any
 event_of() {
@@ -152,6 +157,8 @@ sw() { awk '/^voluntary_ctxt_switches|^nonvoluntary_ctxt_switches/ { n += $2 } E
 # closed (5 s after it emptied), box/jobs/idle is the one armed
 kill -KILL "$sent_calm"
 wait_for 30 "box/jobs/idle armed alone" eval 'dump | grep -q "files: 1 cgroup(s) armed"'
+dump | grep -A3 "jobs/calm (rule bombs)" | grep -q "fork-rate: counted in the kernel"
+ok $? "box/jobs/calm, emptied and its files closed, is still counted in the kernel"
 # and the daemon back in its wait after that dump (on a busy machine it
 # may still be writing it)
 wait_for 10 "the daemon at rest" eval 'a=$(sw); sleep 0.2; [ "$a" = "$(sw)" ]'
