@@ -140,7 +140,8 @@ test-deps:
 
 # CGKILL_TEST_NO_SKIP=1 turns a skipped cgroup test into a failure (CI sets it);
 # CGKILL_TEST_TIMEOUT (seconds, 900 by default) fails a file that hangs
-# (tests/run-test). --timer: each file's time, for finding the slow ones.
+# (tests/run-test; the C tests' watchdog takes it too). --timer: each
+# file's time, for finding the slow ones.
 check: test-deps tests
 	CGKILL=$(abspath $(B)/cgkill) CGKILL_BUILD=$(abspath $(B)) \
 		prove -f --timer --exec tests/run-test $(TEST_BIN) $(TEST_SH)
