@@ -6,6 +6,13 @@
 build=${CGKILL_BUILD:-build}
 CGKILL=${CGKILL:-$build/cgkill}
 
+# A make or a build that a test starts runs as a user's would, not with
+# what the make check-asan above us passes down: its MAKEFLAGS, and the
+# variables of its command line, which make exports too (an ASan CFLAGS
+# builds a test's project with the sanitizers and fails to link it; an
+# empty CGKILL_LDFLAGS links the image's daemon dynamically).
+unset MAKEFLAGS MFLAGS MAKELEVEL B CFLAGS LDFLAGS CGKILL_LDFLAGS
+
 need_cgkill() {
 	[ -x "$CGKILL" ] || bail_out "$CGKILL not built (run make first)"
 }
