@@ -425,14 +425,6 @@ static void count_origins(struct prog *p, const struct fork_counter *fc, enum fo
 	}
 }
 
-/* On an exec or an exit: the process is fresh no more. */
-static void stale_after(struct prog *p, const struct fork_counter *fc)
-{
-	current_tgid(p);
-	store(p, R10, FP_KEY, R0);
-	map_call(p, fc->fresh, FP_KEY, BPF_FUNC_map_delete_elem);
-}
-
 /* The walk: for each level of the mask the task is at or below, its
  * ancestor there looked up, each slot of a hit counted. */
 static void walk(struct prog *p, const struct fork_counter *fc, enum fork_tp tp)
@@ -482,26 +474,26 @@ static void walk(struct prog *p, const struct fork_counter *fc, enum fork_tp tp)
 		land(p, above[i]);
 }
 
-/* On an exec or an exit: a fresh process's counted for its origins, any
- * other task's for the watched ancestors of its cgroup; the process is
- * fresh no more. */
+/* On an exec or an exit: a fresh process's counted for its origins, and
+ * its mark dropped (it is fresh no more); any other task's for the
+ * watched ancestors of its cgroup. */
 static void exec_or_exit(struct prog *p, const struct fork_counter *fc, enum fork_tp tp)
 {
 	size_t unmarked, done;
 
 	current_tgid(p);
-	store(p, R10, FP_KEY, R0);
-	map_call(p, fc->fresh, FP_KEY, BPF_FUNC_map_lookup_elem);
+	store(p, R10, FP_TGID, R0);
+	map_call(p, fc->fresh, FP_TGID, BPF_FUNC_map_lookup_elem);
 	unmarked = jump_imm(p, BPF_JEQ, R0, 0);
 	mov(p, R8, R0);
 	call(p, BPF_FUNC_ktime_get_ns);
 	mov(p, R9, R0);
 	count_origins(p, fc, tp);
+	map_call(p, fc->fresh, FP_TGID, BPF_FUNC_map_delete_elem);
 	done = jump_imm(p, BPF_JA, 0, 0);
 	land(p, unmarked);
 	walk(p, fc, tp);
 	land(p, done);
-	stale_after(p, fc);
 }
 
 /* The program of one tracepoint. */

@@ -36,6 +36,11 @@ pev() {
 	if v2_has pids; then cat "$v2/$box/$1/pids.events"; else cat "$v1pids/$box/$1/pids.events"; fi
 }
 
+# Does the state dump say box/$1 is counted in the kernel?
+counted() {
+	dump | grep -A3 "$1 (rule bombs)" | grep -q "fork-rate: counted in the kernel"
+}
+
 conf=$kd_tmp/cgkilld.conf
 events=$kd_tmp/events.json
 cat >"$conf" <<EOF
@@ -57,7 +62,7 @@ ok $? "cgkilld --check accepts the rule and says the fork counter loads" || diag
 
 kd_sentinels pids jobs/calm other/quiet
 kd_start "$conf" || bail_out "cgkilld did not start"
-wait_for 20 "box/jobs/calm counted" eval 'dump | grep -A3 "jobs/calm (rule bombs)" | grep -q "fork-rate: counted in the kernel"'
+wait_for 20 "box/jobs/calm counted" counted jobs/calm
 ok $? "the state dump says box/jobs/calm is counted in the kernel"
 "$CGKILLCTL" --runtime-dir "$kd_run" status --json | /usr/bin/python3 -c 'import json, sys
 from jsonschema import Draft202012Validator as V
@@ -69,7 +74,7 @@ assert {"trigger": "fork-rate", "counted": True, "acts_at": 500, "window_ms": 25
 ' data/cgkilld-status.schema.json
 ok $? "cgkillctl status --json: box/jobs/calm's fork-rate counted, valid against the schema"
 mkcg jobs/early $PMAX || bail_out "cannot create $box/jobs/early"
-wait_for 20 "box/jobs/early counted" eval 'dump | grep -A3 "jobs/early (rule bombs)" | grep -q "fork-rate: counted in the kernel"'
+wait_for 20 "box/jobs/early counted" counted jobs/early
 ok $? "the empty box/jobs/early is counted in the kernel before its first process"
 
 # the event of cgroup $1 (below box), if any
@@ -146,7 +151,7 @@ diag "the daemon's CPU during the three workloads: $((cpu1 - cpu0)) ticks of $(g
 
 # ---- idle: no wakeup ----
 run_in jobs/idle sleep 3600 || bail_out "no sleeper in box/jobs/idle"
-wait_for 20 "box/jobs/idle counted" eval 'dump | grep -A3 "jobs/idle (rule bombs)" | grep -q "fork-rate: counted in the kernel"'
+wait_for 20 "box/jobs/idle counted" counted jobs/idle
 ok $? "box/jobs/idle (no pids.max) is counted in the kernel"
 sw() { awk '/^voluntary_ctxt_switches|^nonvoluntary_ctxt_switches/ { n += $2 } END { print n }' "/proc/$kd_daemon/status"; }
 # box/jobs/calm, populated, is read for pids-max every PollInterval on v1
@@ -154,7 +159,7 @@ sw() { awk '/^voluntary_ctxt_switches|^nonvoluntary_ctxt_switches/ { n += $2 } E
 # closed (5 s after it emptied), box/jobs/idle is the one armed
 kill -KILL "$sent_calm"
 wait_for 30 "box/jobs/idle armed alone" eval 'dump | grep -q "files: 1 cgroup(s) armed"'
-dump | grep -A3 "jobs/calm (rule bombs)" | grep -q "fork-rate: counted in the kernel"
+counted jobs/calm
 ok $? "box/jobs/calm, emptied and its files closed, is still counted in the kernel"
 # and the daemon back in its wait after that dump (on a busy machine it
 # may still be writing it)
